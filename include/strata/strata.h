@@ -1,0 +1,149 @@
+/*
+ * strata: collective communication for host and GPU memory.
+ *
+ * The public C ABI. Numeric values of datatypes, reduction ops and result codes are NCCL's, so a
+ * caller (or the NCCL ABI library) maps one onto the other without a table.
+ */
+#ifndef STRATA_STRATA_H_
+#define STRATA_STRATA_H_
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STRATA_MAJOR 0
+#define STRATA_MINOR 1
+#define STRATA_PATCH 0
+#define STRATA_VERSION_CODE(X, Y, Z) ((X) * 10000 + (Y) * 100 + (Z))
+#define STRATA_VERSION STRATA_VERSION_CODE(STRATA_MAJOR, STRATA_MINOR, STRATA_PATCH)
+
+typedef struct strataComm* strataComm_t;
+/* Opaque; a stream argument is accepted for NCCL compatibility and ignored for host buffers. */
+typedef void* strataStream_t;
+
+#define STRATA_UNIQUE_ID_BYTES 128
+/* Carries the root's address and a random secret; pass it to every rank out of band. */
+typedef struct {
+  char internal[STRATA_UNIQUE_ID_BYTES];
+} strataUniqueId;
+
+typedef enum {
+  strataSuccess = 0,
+  strataUnhandledCudaError = 1,
+  strataSystemError = 2,
+  strataInternalError = 3,
+  strataInvalidArgument = 4,
+  strataInvalidUsage = 5,
+  strataRemoteError = 6,
+  strataInProgress = 7,
+  /* strata's own codes start above NCCL's range. */
+  strataTimeout = 16,
+  strataCommAborted = 17,
+  strataNumResults = 18
+} strataResult_t;
+
+typedef enum {
+  strataInt8 = 0,
+  strataChar = 0,
+  strataUint8 = 1,
+  strataInt32 = 2,
+  strataInt = 2,
+  strataUint32 = 3,
+  strataInt64 = 4,
+  strataUint64 = 5,
+  strataFloat16 = 6,
+  strataHalf = 6,
+  strataFloat32 = 7,
+  strataFloat = 7,
+  strataFloat64 = 8,
+  strataDouble = 8,
+  strataBfloat16 = 9,
+  strataFloat8e4m3 = 10,
+  strataFloat8e5m2 = 11,
+  strataNumTypes = 12
+} strataDataType_t;
+
+typedef enum { strataSum = 0, strataProd = 1, strataMax = 2, strataMin = 3, strataAvg = 4, strataNumOps = 5 } strataRedOp_t;
+
+#define STRATA_CONFIG_UNDEF_INT INT_MIN
+#define STRATA_CONFIG_UNDEF_PTR NULL
+#define STRATA_CONFIG_MAGIC 0x57a7a001u
+
+/* Versioned like ncclConfig_t: fields are only ever appended; `size` tells which ones a caller has. */
+typedef struct strataConfig_v1 {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  int blocking;          /* accepted for NCCL compatibility; host calls always block */
+  const char* commName;  /* shown in log lines */
+  int timeoutMs;         /* bound on init and on every wait; overrides STRATA_TIMEOUT */
+  int nChannels;         /* ring channels; overrides STRATA_NCHANNELS */
+  int shmDisable;        /* 1: use TCP even between ranks of one host; overrides STRATA_SHM_DISABLE */
+  int nSocketsPerPeer;   /* TCP sockets per peer and channel; overrides STRATA_NSOCKS_PERPEER */
+} strataConfig_t;
+
+#define STRATA_CONFIG_INITIALIZER                                                                     \
+  {                                                                                                   \
+    sizeof(strataConfig_t), STRATA_CONFIG_MAGIC, STRATA_VERSION, STRATA_CONFIG_UNDEF_INT,             \
+        STRATA_CONFIG_UNDEF_PTR, STRATA_CONFIG_UNDEF_INT, STRATA_CONFIG_UNDEF_INT, STRATA_CONFIG_UNDEF_INT, \
+        STRATA_CONFIG_UNDEF_INT                                                                       \
+  }
+
+#define STRATA_SPLIT_NOCOLOR (-1)
+
+/* Version, errors. */
+strataResult_t strataGetVersion(int* version);
+const char* strataGetErrorString(strataResult_t result);
+/* The reason for the last error returned on the calling thread ("" when none). */
+const char* strataGetLastError(strataComm_t comm);
+
+/* Communicator life cycle. */
+strataResult_t strataGetUniqueId(strataUniqueId* uniqueId);
+strataResult_t strataCommInitRank(strataComm_t* comm, int nranks, strataUniqueId commId, int rank);
+strataResult_t strataCommInitRankConfig(strataComm_t* comm, int nranks, strataUniqueId commId, int rank,
+                                        strataConfig_t* config);
+/* Rank, size and rendezvous from the launcher's environment: STRATA_RANK/STRATA_NRANKS/STRATA_ROOT_ADDR,
+ * torchrun's RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT, Open MPI's OMPI_COMM_WORLD_*, Slurm's SLURM_*. */
+strataResult_t strataCommInitFromEnv(strataComm_t* comm, strataConfig_t* config);
+strataResult_t strataCommSplit(strataComm_t comm, int color, int key, strataComm_t* newcomm, strataConfig_t* config);
+strataResult_t strataCommDestroy(strataComm_t comm);
+strataResult_t strataCommAbort(strataComm_t comm);
+strataResult_t strataCommCount(const strataComm_t comm, int* count);
+strataResult_t strataCommUserRank(const strataComm_t comm, int* rank);
+strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncError);
+
+/* Collectives. Host buffers: each call blocks until the result is in place. */
+strataResult_t strataAllReduce(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
+                               strataRedOp_t op, strataComm_t comm, strataStream_t stream);
+strataResult_t strataBroadcast(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype, int root,
+                               strataComm_t comm, strataStream_t stream);
+strataResult_t strataReduce(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
+                            strataRedOp_t op, int root, strataComm_t comm, strataStream_t stream);
+/* sendcount elements from each rank; recvbuff holds nranks * sendcount. */
+strataResult_t strataAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, strataDataType_t datatype,
+                               strataComm_t comm, strataStream_t stream);
+/* sendbuff holds nranks * recvcount; each rank receives its recvcount-element block of the reduction. */
+strataResult_t strataReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, strataDataType_t datatype,
+                                   strataRedOp_t op, strataComm_t comm, strataStream_t stream);
+/* count elements to and from every rank; each buffer holds nranks * count. */
+strataResult_t strataAlltoAll(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
+                              strataComm_t comm, strataStream_t stream);
+strataResult_t strataSend(const void* sendbuff, size_t count, strataDataType_t datatype, int peer, strataComm_t comm,
+                          strataStream_t stream);
+strataResult_t strataRecv(void* recvbuff, size_t count, strataDataType_t datatype, int peer, strataComm_t comm,
+                          strataStream_t stream);
+strataResult_t strataBarrier(strataComm_t comm);
+
+/* Calls between GroupStart and GroupEnd run together at GroupEnd (send/recv pairs never deadlock). */
+strataResult_t strataGroupStart(void);
+strataResult_t strataGroupEnd(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STRATA_STRATA_H_ */

@@ -1,0 +1,34 @@
+// What algorithms are asked to plan: a collective on this communicator's geometry.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "strata/strata.h"
+
+namespace strata {
+
+enum class CollKind : uint8_t { AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, AlltoAll };
+const char* CollKindName(CollKind kind);
+
+struct CollDesc {
+  CollKind kind = CollKind::AllReduce;
+  // Elements per rank as the API counts them: allreduce/broadcast/reduce the buffer, allgather the
+  // send count, reduce-scatter the receive count, alltoall the block exchanged with each peer.
+  uint64_t count = 0;
+  strataDataType_t dtype = strataFloat32;
+  strataRedOp_t op = strataSum;
+  int root = 0;
+};
+
+// The shape of the connections the plan will run over, identical on every rank (rank 0's values).
+struct PlanGeometry {
+  int nranks = 1;
+  int rank = 0;
+  size_t slotBytes = 128 << 10;
+  int nslots = 8;
+  int nchannels = 1;
+  size_t directMaxBytes = 16 << 10;  // allreduce at or below: whole-buffer exchange
+};
+
+}  // namespace strata

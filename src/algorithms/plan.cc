@@ -1,0 +1,45 @@
+#include "algorithms/plan.h"
+
+#include <sstream>
+
+namespace strata {
+
+const char* StepOpName(StepOp op) {
+  switch (op) {
+    case StepOp::Send: return "send";
+    case StepOp::Recv: return "recv";
+    case StepOp::RecvReduce: return "recvReduce";
+    case StepOp::RecvReduceSend: return "recvReduceSend";
+    case StepOp::RecvReduceCopySend: return "recvReduceCopySend";
+    case StepOp::RecvCopySend: return "recvCopySend";
+    case StepOp::Copy: return "copy";
+    case StepOp::LocalReduce: return "localReduce";
+  }
+  return "?";
+}
+
+std::string Plan::toJson() const {
+  std::ostringstream os;
+  os << "{\"algorithm\":\"" << algorithm << "\",\"dtype\":" << dtype << ",\"op\":" << op << ",\"divisor\":" << divisor
+     << ",\"buffers\":" << nBuffers << ",\"queues\":[";
+  for (size_t q = 0; q < queues.size(); ++q) {
+    if (q) os << ',';
+    os << "{\"channel\":" << queues[q].channel << ",\"steps\":[";
+    for (size_t i = 0; i < queues[q].steps.size(); ++i) {
+      const Step& s = queues[q].steps[i];
+      if (i) os << ',';
+      os << "{\"op\":\"" << StepOpName(s.op) << "\",\"count\":" << s.count;
+      if (s.recvPeer >= 0) os << ",\"recvPeer\":" << s.recvPeer;
+      if (s.sendPeer >= 0) os << ",\"sendPeer\":" << s.sendPeer;
+      os << ",\"src\":[" << s.src.buf << ',' << s.src.offset << "],\"dst\":[" << s.dst.buf << ',' << s.dst.offset
+         << ']';
+      if (s.postDivide) os << ",\"postDivide\":true";
+      os << '}';
+    }
+    os << "]}";
+  }
+  os << "]}";
+  return os.str();
+}
+
+}  // namespace strata

@@ -1,0 +1,69 @@
+// Plan: what one rank does for one collective, as plain data. Algorithms produce plans; the
+// executor runs them over connections; the plan simulator runs all ranks' plans in one process.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "strata/strata.h"
+
+namespace strata {
+
+// The primitives. Every step moves `count` elements in slot-sized pieces; "in" is the next slot
+// received from recvPeer, "out" a free slot of the FIFO to sendPeer.
+enum class StepOp : uint8_t {
+  Send,                // out = src
+  Recv,                // dst = in
+  RecvReduce,          // dst = src (op) in
+  RecvReduceSend,      // out = src (op) in
+  RecvReduceCopySend,  // dst = src (op) in; out = dst
+  RecvCopySend,        // dst = in; out = in
+  Copy,                // dst = src (local)
+  LocalReduce,         // dst = dst (op) src (local)
+};
+const char* StepOpName(StepOp op);
+
+// An element offset into one of the buffers the plan is bound to at execution.
+struct BufRef {
+  uint16_t buf = 0;
+  uint64_t offset = 0;  // in elements
+};
+
+// Buffer ids of a single collective; group plans add one per operation.
+enum : uint16_t { kSendBuf = 0, kRecvBuf = 1, kScratchBuf = 2 };
+
+struct Step {
+  StepOp op = StepOp::Copy;
+  bool postDivide = false;  // divide by Plan::divisor when writing the result (average)
+  int32_t recvPeer = -1;
+  int32_t sendPeer = -1;
+  BufRef src;
+  BufRef dst;
+  uint64_t count = 0;
+};
+
+// Steps of one queue run in order; queues run concurrently (the executor interleaves them).
+struct PlanQueue {
+  int channel = 0;
+  std::vector<Step> steps;
+};
+
+struct Plan {
+  std::string algorithm;  // e.g. "ring", "direct", "pairwise", "chain"
+  strataDataType_t dtype = strataFloat32;
+  strataRedOp_t op = strataSum;
+  int divisor = 1;      // for steps with postDivide
+  int nBuffers = 2;     // buffer ids used: 0 .. nBuffers-1
+  uint64_t scratchElems = 0;  // elements of the communicator's scratch buffer (id kScratchBuf) it needs
+  std::vector<PlanQueue> queues;
+
+  PlanQueue& addQueue(int channel) {
+    queues.push_back(PlanQueue{channel, {}});
+    return queues.back();
+  }
+  // One JSON object, for logs, golden files and strata-info.
+  std::string toJson() const;
+};
+
+}  // namespace strata

@@ -1,0 +1,157 @@
+// Collective and point-to-point entry points: argument checks, then a CollDesc for the
+// communicator (or the current group).
+#include <cstdint>
+
+#include "api/group.h"
+#include "exec/host_reduce.h"
+
+namespace strata {
+namespace {
+
+Status CheckType(strataDataType_t t) {
+  STRATA_REQUIRE(static_cast<int>(t) >= 0 && t < strataNumTypes, strataInvalidArgument,
+                 "unknown datatype %d (valid: 0-%d)", static_cast<int>(t), strataNumTypes - 1);
+  return Status::Ok();
+}
+
+Status CheckOp(strataRedOp_t op) {
+  STRATA_REQUIRE(static_cast<int>(op) >= 0 && op < strataNumOps, strataInvalidArgument,
+                 "unknown reduction op %d (valid: 0-%d)", static_cast<int>(op), strataNumOps - 1);
+  return Status::Ok();
+}
+
+// `elems` elements of `t` times `factor` must be addressable in bytes.
+Status CheckSize(size_t elems, strataDataType_t t, int factor, const char* what) {
+  const size_t esize = DataTypeSize(t);
+  STRATA_REQUIRE(elems <= SIZE_MAX / esize / static_cast<size_t>(factor), strataInvalidArgument,
+                 "%s of %zu elements x %d x %zu bytes overflows the address space", what, elems, factor, esize);
+  return Status::Ok();
+}
+
+Status CheckBuffer(const void* p, size_t count, const char* name) {
+  STRATA_REQUIRE(p != nullptr || count == 0, strataInvalidArgument, "%s is NULL with a count of %zu", name, count);
+  return Status::Ok();
+}
+
+Status CheckRoot(int root, int nranks, const char* what) {
+  STRATA_REQUIRE(root >= 0 && root < nranks, strataInvalidArgument, "%s %d is out of range for %d ranks", what, root,
+                 nranks);
+  return Status::Ok();
+}
+
+Status Submit(strataComm* comm, CommGuard& c, const CollDesc& desc, const void* send, void* recv) {
+  if (InGroup()) {
+    GroupAddCollective(comm, desc, send, recv);
+    return Status::Ok();
+  }
+  return c->runCollective(desc, send, recv);
+}
+
+Status Collective(CollKind kind, const void* send, void* recv, size_t count, strataDataType_t type, strataRedOp_t op,
+                  int root, strataComm* comm) {
+  CommGuard c(comm);
+  STRATA_CHECK(c.status());
+  STRATA_CHECK(CheckType(type));
+  const bool reduces = kind == CollKind::AllReduce || kind == CollKind::Reduce || kind == CollKind::ReduceScatter;
+  if (reduces) STRATA_CHECK(CheckOp(op));
+  const int n = c->nranks(), me = c->rank();
+  const bool rooted = kind == CollKind::Broadcast || kind == CollKind::Reduce;
+  if (rooted) STRATA_CHECK(CheckRoot(root, n, "root"));
+  // Which buffer holds how many elements on this rank.
+  size_t sendElems = count, recvElems = count;
+  int factor = 1;
+  switch (kind) {
+    case CollKind::AllGather: recvElems = count * n; factor = n; break;
+    case CollKind::ReduceScatter: sendElems = count * n; factor = n; break;
+    case CollKind::AlltoAll: sendElems = recvElems = count * n; factor = n; break;
+    case CollKind::Broadcast: if (me != root) sendElems = 0; break;
+    case CollKind::Reduce: if (me != root) recvElems = 0; break;
+    default: break;
+  }
+  STRATA_CHECK(CheckSize(count, type, factor, CollKindName(kind)));
+  STRATA_CHECK(CheckBuffer(send, sendElems, "sendbuff"));
+  STRATA_CHECK(CheckBuffer(recv, recvElems, "recvbuff"));
+  STRATA_REQUIRE(kind != CollKind::AlltoAll || send != recv || count == 0 || n == 1, strataInvalidArgument,
+                 "AlltoAll cannot run in place (sendbuff == recvbuff); use separate buffers");
+  CollDesc desc;
+  desc.kind = kind;
+  desc.count = count;
+  desc.dtype = type;
+  desc.op = reduces ? op : strataSum;
+  desc.root = rooted ? root : 0;
+  return Submit(comm, c, desc, send, recv);
+}
+
+Status PointToPoint(bool isSend, void* buf, size_t count, strataDataType_t type, int peer, strataComm* comm) {
+  CommGuard c(comm);
+  STRATA_CHECK(c.status());
+  STRATA_CHECK(CheckType(type));
+  STRATA_CHECK(CheckRoot(peer, c->nranks(), "peer"));
+  STRATA_CHECK(CheckSize(count, type, 1, isSend ? "Send" : "Recv"));
+  STRATA_CHECK(CheckBuffer(buf, count, isSend ? "sendbuff" : "recvbuff"));
+  P2POp op{isSend, peer, buf, count, type};
+  if (InGroup()) {
+    GroupAddP2P(comm, op);
+    return Status::Ok();
+  }
+  return c->runP2P({op});
+}
+
+}  // namespace
+}  // namespace strata
+
+using strata::CollKind;
+using strata::ReturnStatus;
+
+extern "C" {
+
+strataResult_t strataAllReduce(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
+                               strataRedOp_t op, strataComm_t comm, strataStream_t) {
+  return ReturnStatus(strata::Collective(CollKind::AllReduce, sendbuff, recvbuff, count, datatype, op, 0, comm));
+}
+
+strataResult_t strataBroadcast(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype, int root,
+                               strataComm_t comm, strataStream_t) {
+  return ReturnStatus(
+      strata::Collective(CollKind::Broadcast, sendbuff, recvbuff, count, datatype, strataSum, root, comm));
+}
+
+strataResult_t strataReduce(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
+                            strataRedOp_t op, int root, strataComm_t comm, strataStream_t) {
+  return ReturnStatus(strata::Collective(CollKind::Reduce, sendbuff, recvbuff, count, datatype, op, root, comm));
+}
+
+strataResult_t strataAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, strataDataType_t datatype,
+                               strataComm_t comm, strataStream_t) {
+  return ReturnStatus(
+      strata::Collective(CollKind::AllGather, sendbuff, recvbuff, sendcount, datatype, strataSum, 0, comm));
+}
+
+strataResult_t strataReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, strataDataType_t datatype,
+                                   strataRedOp_t op, strataComm_t comm, strataStream_t) {
+  return ReturnStatus(
+      strata::Collective(CollKind::ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0, comm));
+}
+
+strataResult_t strataAlltoAll(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
+                              strataComm_t comm, strataStream_t) {
+  return ReturnStatus(
+      strata::Collective(CollKind::AlltoAll, sendbuff, recvbuff, count, datatype, strataSum, 0, comm));
+}
+
+strataResult_t strataSend(const void* sendbuff, size_t count, strataDataType_t datatype, int peer, strataComm_t comm,
+                          strataStream_t) {
+  return ReturnStatus(strata::PointToPoint(true, const_cast<void*>(sendbuff), count, datatype, peer, comm));
+}
+
+strataResult_t strataRecv(void* recvbuff, size_t count, strataDataType_t datatype, int peer, strataComm_t comm,
+                          strataStream_t) {
+  return ReturnStatus(strata::PointToPoint(false, recvbuff, count, datatype, peer, comm));
+}
+
+strataResult_t strataBarrier(strataComm_t comm) {
+  int32_t in = 0, out = 0;
+  return ReturnStatus(strata::Collective(CollKind::AllReduce, &in, &out, 1, strataInt32, strataSum, 0, comm));
+}
+
+}  // extern "C"

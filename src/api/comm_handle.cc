@@ -1,0 +1,74 @@
+#include "api/comm_handle.h"
+
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+
+#include "core/log.h"
+
+namespace strata {
+
+namespace {
+std::mutex g_mu;
+std::unordered_set<strataComm*>& Registry() {
+  static auto* r = new std::unordered_set<strataComm*>;
+  return *r;
+}
+bool Known(strataComm* c) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return Registry().count(c) != 0;
+}
+}  // namespace
+
+strataComm* NewCommHandle(std::unique_ptr<Communicator> impl) {
+  auto* c = new strataComm;
+  c->impl = std::move(impl);
+  std::lock_guard<std::mutex> lock(g_mu);
+  Registry().insert(c);
+  return c;
+}
+
+CommGuard::CommGuard(strataComm* comm) {
+  if (comm == nullptr) {
+    status_ = MakeError(strataInvalidArgument, "communicator is NULL");
+    return;
+  }
+  if (!Known(comm)) {
+    status_ = MakeError(strataInvalidArgument, "communicator %p is not one strata created", static_cast<void*>(comm));
+    return;
+  }
+  comm->activeCalls.fetch_add(1);
+  entered_ = true;
+  comm_ = comm;
+  switch (comm->state.load()) {
+    case strataComm::kLive: return;
+    case strataComm::kAborted:
+    case strataComm::kClosing:
+      status_ = MakeError(strataCommAborted, "communicator was aborted or is being destroyed");
+      return;
+    default: status_ = MakeError(strataInvalidUsage, "communicator was destroyed");
+  }
+}
+
+CommGuard::~CommGuard() {
+  if (entered_) comm_->activeCalls.fetch_sub(1);
+}
+
+Status CloseComm(strataComm* comm, bool abort) {
+  STRATA_REQUIRE(comm != nullptr, strataInvalidArgument, "communicator is NULL");
+  STRATA_REQUIRE(Known(comm), strataInvalidArgument, "communicator %p is not one strata created",
+                 static_cast<void*>(comm));
+  int expected = strataComm::kLive;
+  if (!comm->state.compare_exchange_strong(expected, strataComm::kClosing)) {
+    if (abort && expected != strataComm::kClosing) return Status::Ok();  // aborting twice is harmless
+    return MakeError(strataInvalidUsage, "communicator was already destroyed or aborted");
+  }
+  if (abort) comm->impl->abort();
+  // Calls in flight see the abort flag (or finish) and leave.
+  while (comm->activeCalls.load() != 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  comm->impl.reset();
+  comm->state.store(abort ? strataComm::kAborted : strataComm::kDestroyed);
+  return Status::Ok();
+}
+
+}  // namespace strata

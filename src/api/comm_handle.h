@@ -1,0 +1,47 @@
+// The handle behind strataComm_t and the checks every entry point makes on it.
+//
+// A handle outlives its communicator: destroy and abort free the Communicator but keep the handle as
+// a tombstone, so that a later call on it gets a clear error rather than a use-after-free.
+#pragma once
+
+#include <atomic>
+#include <memory>
+
+#include "core/communicator.h"
+#include "core/status.h"
+
+struct strataComm {
+  enum State : int { kLive = 0, kClosing = 1, kDestroyed = 2, kAborted = 3 };
+  std::atomic<int> state{kLive};
+  std::atomic<int> activeCalls{0};
+  std::unique_ptr<strata::Communicator> impl;
+};
+
+namespace strata {
+
+// Records a new handle (every handle ever made stays known to the registry).
+strataComm* NewCommHandle(std::unique_ptr<Communicator> impl);
+
+// Holds a live communicator for the duration of one API call.
+class CommGuard {
+ public:
+  explicit CommGuard(strataComm* comm);
+  ~CommGuard();
+  const Status& status() const { return status_; }
+  Communicator& operator*() const { return *comm_->impl; }
+  Communicator* operator->() const { return comm_->impl.get(); }
+
+ private:
+  strataComm* comm_ = nullptr;
+  bool entered_ = false;
+  Status status_;
+};
+
+// Ends a communicator: marks the handle, optionally aborts blocked calls, waits for calls in
+// flight to leave, then frees it.
+Status CloseComm(strataComm* comm, bool abort);
+
+// Turns a Status into the C result, recording the message for strataGetLastError().
+strataResult_t ReturnStatus(const Status& st);
+
+}  // namespace strata

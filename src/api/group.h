@@ -1,0 +1,17 @@
+// Group calls: between strataGroupStart and strataGroupEnd, operations are recorded per thread and
+// run together at the outermost strataGroupEnd.
+#pragma once
+
+#include <functional>
+
+#include "api/comm_handle.h"
+
+namespace strata {
+
+bool InGroup();
+// Records a send or receive of the current group.
+void GroupAddP2P(strataComm* comm, const P2POp& op);
+// Records a collective of the current group (run in call order at GroupEnd).
+void GroupAddCollective(strataComm* comm, const CollDesc& desc, const void* send, void* recv);
+
+}  // namespace strata

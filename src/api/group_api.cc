@@ -1,0 +1,75 @@
+#include <vector>
+
+#include "api/group.h"
+
+namespace strata {
+namespace {
+
+struct GroupOp {
+  strataComm* comm;
+  bool p2p;
+  P2POp p2pOp;
+  CollDesc desc;
+  const void* send;
+  void* recv;
+};
+
+thread_local int tls_depth = 0;
+thread_local std::vector<GroupOp> tls_ops;
+
+// Runs the recorded operations: collectives in call order; all send/recv of one communicator as one
+// plan, at the position of its first send/recv.
+Status RunGroup(std::vector<GroupOp>& ops) {
+  std::vector<bool> used(ops.size(), false);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (used[i]) continue;
+    CommGuard c(ops[i].comm);
+    STRATA_CHECK(c.status());
+    if (!ops[i].p2p) {
+      STRATA_CHECK(c->runCollective(ops[i].desc, ops[i].send, ops[i].recv));
+      continue;
+    }
+    std::vector<P2POp> p2p;
+    for (size_t j = i; j < ops.size(); ++j) {
+      if (ops[j].p2p && ops[j].comm == ops[i].comm) {
+        p2p.push_back(ops[j].p2pOp);
+        used[j] = true;
+      }
+    }
+    STRATA_REQUIRE(p2p.size() < 65536, strataInvalidUsage, "a group holds %zu send/recv operations (at most 65535)",
+                   p2p.size());
+    STRATA_CHECK(c->runP2P(p2p));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool InGroup() { return tls_depth > 0; }
+
+void GroupAddP2P(strataComm* comm, const P2POp& op) { tls_ops.push_back(GroupOp{comm, true, op, {}, nullptr, nullptr}); }
+
+void GroupAddCollective(strataComm* comm, const CollDesc& desc, const void* send, void* recv) {
+  tls_ops.push_back(GroupOp{comm, false, {}, desc, send, recv});
+}
+
+}  // namespace strata
+
+extern "C" {
+
+strataResult_t strataGroupStart(void) {
+  ++strata::tls_depth;
+  return strataSuccess;
+}
+
+strataResult_t strataGroupEnd(void) {
+  if (strata::tls_depth == 0)
+    return strata::ReturnStatus(
+        strata::MakeError(strataInvalidUsage, "strataGroupEnd called without a matching strataGroupStart"));
+  if (--strata::tls_depth > 0) return strataSuccess;
+  std::vector<strata::GroupOp> ops;
+  ops.swap(strata::tls_ops);
+  return strata::ReturnStatus(strata::RunGroup(ops));
+}
+
+}  // extern "C"

@@ -1,0 +1,298 @@
+#include "core/communicator.h"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "algorithms/algorithms.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "exec/host_reduce.h"
+
+namespace strata {
+
+namespace {
+std::atomic<uint64_t> g_commCounter{0};
+
+bool IsPowerOfTwo(uint64_t x) { return x && !(x & (x - 1)); }
+}  // namespace
+
+std::string HostId() {
+  std::string id = ConfigString("STRATA_HOSTID");
+  if (!id.empty()) return id;
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  std::string boot;
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::getline(f, boot);
+  return std::string(host) + ":" + boot;
+}
+
+Status ResolveSettings(const strataConfig_t* config, CommSettings* s) {
+  s->timeoutMs = ConfigInt("STRATA_TIMEOUT") * 1000;
+  s->nchannels = static_cast<int>(ConfigInt("STRATA_NCHANNELS"));
+  s->shmDisable = ConfigBool("STRATA_SHM_DISABLE");
+  s->nsocks = static_cast<int>(ConfigInt("STRATA_NSOCKS_PERPEER"));
+  s->slotBytes = ConfigBytes("STRATA_SLOT_BYTES");
+  s->nslots = static_cast<int>(ConfigInt("STRATA_NSLOTS"));
+  s->directMaxBytes = ConfigBytes("STRATA_DIRECT_MAX_BYTES");
+  s->spinUs = static_cast<int>(ConfigInt("STRATA_SPIN_US"));
+  s->socketIfname = ConfigString("STRATA_SOCKET_IFNAME");
+  if (config) {
+    STRATA_REQUIRE(config->magic == STRATA_CONFIG_MAGIC && config->size >= offsetof(strataConfig_t, timeoutMs),
+                   strataInvalidArgument,
+                   "config was not initialized with STRATA_CONFIG_INITIALIZER (magic 0x%x, size %zu)", config->magic,
+                   config->size);
+    auto has = [config](size_t offset) { return config->size > offset; };
+    if (config->commName) s->name = config->commName;
+    if (has(offsetof(strataConfig_t, timeoutMs)) && config->timeoutMs != STRATA_CONFIG_UNDEF_INT)
+      s->timeoutMs = config->timeoutMs;
+    if (has(offsetof(strataConfig_t, nChannels)) && config->nChannels != STRATA_CONFIG_UNDEF_INT)
+      s->nchannels = config->nChannels;
+    if (has(offsetof(strataConfig_t, shmDisable)) && config->shmDisable != STRATA_CONFIG_UNDEF_INT)
+      s->shmDisable = config->shmDisable != 0;
+    if (has(offsetof(strataConfig_t, nSocketsPerPeer)) && config->nSocketsPerPeer != STRATA_CONFIG_UNDEF_INT)
+      s->nsocks = config->nSocketsPerPeer;
+  }
+  STRATA_REQUIRE(s->timeoutMs > 0, strataInvalidArgument, "timeout must be positive (got %lld ms)",
+                 static_cast<long long>(s->timeoutMs));
+  STRATA_REQUIRE(s->nchannels >= 1 && s->nchannels <= 16, strataInvalidArgument,
+                 "channel count must be 1-16 (got %d)", s->nchannels);
+  STRATA_REQUIRE(s->nsocks >= 1 && s->nsocks <= 16, strataInvalidArgument,
+                 "sockets per peer must be 1-16 (got %d)", s->nsocks);
+  STRATA_REQUIRE(IsPowerOfTwo(s->slotBytes) && s->slotBytes >= 4096 && s->slotBytes <= (4u << 20),
+                 strataInvalidArgument, "STRATA_SLOT_BYTES must be a power of two in 4K-4M (got %zu)", s->slotBytes);
+  STRATA_REQUIRE(s->nslots >= 2 && s->nslots <= kMaxSlots, strataInvalidArgument, "STRATA_NSLOTS must be 2-%d (got %d)",
+                 kMaxSlots, s->nslots);
+  // The direct algorithm's sends must fit in a FIFO (see direct_plans.cc).
+  s->directMaxBytes = std::min(s->directMaxBytes, s->slotBytes * s->nslots);
+  return Status::Ok();
+}
+
+Communicator::~Communicator() {
+  send_.clear();
+  recv_.clear();
+}
+
+Status Communicator::init(const UniqueIdData& id, int nranks, int rank, const CommSettings& settings) {
+  rank_ = rank;
+  nranks_ = nranks;
+  settings_ = settings;
+  LogSetRank(rank, nranks);
+  const Deadline deadline = Deadline::After(settings.timeoutMs);
+
+  SockAddr root;
+  root.ip = id.ip;
+  root.port = id.port;
+  BootstrapClient boot;
+  STRATA_CHECK(boot.connect(root, id.secret, deadline));
+
+  uint32_t listenIp = boot.localIp();
+  if (!settings.socketIfname.empty()) STRATA_CHECK(InterfaceAddress(settings.socketIfname, &listenIp));
+  tcp_ = std::make_unique<TcpTransport>();
+  STRATA_CHECK(tcp_->listen(listenIp));
+
+  PeerInfo me{};
+  snprintf(me.hostId, sizeof(me.hostId), "%s", HostId().c_str());
+  me.rank = rank;
+  me.pid = getpid();
+  me.ip = tcp_->listenAddr().ip;
+  me.port = tcp_->listenAddr().port;
+  me.slotBytes = static_cast<uint32_t>(settings.slotBytes);
+  me.nslots = settings.nslots;
+  me.nchannels = settings.nchannels;
+  me.nsocks = settings.nsocks;
+  me.directMaxBytes = static_cast<uint32_t>(settings.directMaxBytes);
+  me.shmDisable = settings.shmDisable;
+
+  // The segment exists before the table goes out, so peers can map it right after: one FIFO per
+  // (sending rank, channel). Unused FIFOs are never touched, so they cost address space only.
+  if (!settings.shmDisable && nranks > 1) {
+    shm_ = std::make_unique<ShmTransport>();
+    ShmLayout layout{nranks, settings.nchannels, settings.nslots, settings.slotBytes};
+    uint64_t tag = 0;
+    RandomBytes(&tag, sizeof(tag));
+    snprintf(me.shmName, sizeof(me.shmName), "/strata-%d-%llu-%016llx", static_cast<int>(getpid()),
+             static_cast<unsigned long long>(g_commCounter++), static_cast<unsigned long long>(tag));
+    STRATA_CHECK(shm_->createOwn(me.shmName, layout, rank));
+  }
+
+  std::vector<PeerInfo> all;
+  STRATA_CHECK(boot.exchange(rank, nranks, me, &all, deadline));
+  Status st = setupConnections(all, listenIp, boot, deadline);
+  Status barrier = boot.barrier(st.ok() ? strataSuccess : st.code(), deadline);
+  if (shm_) shm_->unlinkOwn();
+  tcp_->closeListener();
+  STRATA_CHECK(st);
+  STRATA_CHECK(barrier);
+  STRATA_LOG(INFO, INIT, "communicator ready: %d ranks, %s, %d channel(s), slots %d x %zu B", nranks,
+             hasShmPeers_ ? "shared memory and/or TCP" : "TCP", geo_.nchannels, geo_.nslots, geo_.slotBytes);
+  return Status::Ok();
+}
+
+Status Communicator::setupConnections(const std::vector<PeerInfo>& all, uint32_t listenIp, BootstrapClient& boot,
+                                      Deadline deadline) {
+  (void)listenIp;
+  (void)boot;
+  peers_ = all;
+  const PeerInfo& r0 = all[0];
+  geo_.nranks = nranks_;
+  geo_.rank = rank_;
+  geo_.slotBytes = r0.slotBytes;
+  geo_.nslots = static_cast<int>(r0.nslots);
+  geo_.nchannels = static_cast<int>(r0.nchannels);
+  geo_.directMaxBytes = r0.directMaxBytes;
+  for (int r = 0; r < nranks_; ++r) {
+    const PeerInfo& p = all[r];
+    STRATA_REQUIRE(p.slotBytes == r0.slotBytes && p.nslots == r0.nslots && p.nchannels == r0.nchannels &&
+                       p.nsocks == r0.nsocks && p.shmDisable == r0.shmDisable,
+                   strataInvalidUsage,
+                   "rank %d has different transport settings than rank 0 (STRATA_SLOT_BYTES, STRATA_NSLOTS, "
+                   "STRATA_NCHANNELS, STRATA_NSOCKS_PERPEER and STRATA_SHM_DISABLE must match on every rank)",
+                   r);
+  }
+  const std::string myHost = all[rank_].hostId;
+  std::map<int, SockAddr> tcpPeers;
+  send_.clear();
+  recv_.clear();
+  send_.resize(geo_.nchannels);
+  recv_.resize(geo_.nchannels);
+  for (int c = 0; c < geo_.nchannels; ++c) {
+    send_[c].resize(nranks_);
+    recv_[c].resize(nranks_);
+  }
+  for (int r = 0; r < nranks_; ++r) {
+    if (r == rank_) continue;
+    const bool local = !r0.shmDisable && myHost == all[r].hostId && all[r].shmName[0] && shm_;
+    if (local) {
+      STRATA_CHECK(shm_->attachPeer(r, r, all[r].shmName));
+      hasShmPeers_ = true;
+      for (int c = 0; c < geo_.nchannels; ++c) {
+        send_[c][r] = shm_->makeSend(c, r);
+        recv_[c][r] = shm_->makeRecv(c, r);
+      }
+    } else {
+      SockAddr a;
+      a.ip = all[r].ip;
+      a.port = all[r].port;
+      tcpPeers[r] = a;
+    }
+  }
+  if (!tcpPeers.empty()) {
+    TcpSetup setup;
+    setup.myRank = rank_;
+    setup.nchannels = geo_.nchannels;
+    setup.nsocks = static_cast<int>(r0.nsocks);
+    setup.nslots = geo_.nslots;
+    setup.slotBytes = geo_.slotBytes;
+    STRATA_CHECK(tcp_->connectAll(setup, tcpPeers, deadline));
+    for (const auto& p : tcpPeers)
+      for (int c = 0; c < geo_.nchannels; ++c) {
+        send_[c][p.first] = tcp_->makeSend(c, p.first);
+        recv_[c][p.first] = tcp_->makeRecv(c, p.first);
+      }
+  }
+  STRATA_LOG(INFO, INIT, "%zu peer(s) over shared memory, %zu over TCP",
+             static_cast<size_t>(nranks_ - 1 - tcpPeers.size()), tcpPeers.size());
+  return Status::Ok();
+}
+
+SendConnection* Communicator::sendTo(int channel, int peer) {
+  if (channel < 0 || channel >= static_cast<int>(send_.size()) || peer < 0 || peer >= nranks_) return nullptr;
+  return send_[channel][peer].get();
+}
+
+RecvConnection* Communicator::recvFrom(int channel, int peer) {
+  if (channel < 0 || channel >= static_cast<int>(recv_.size()) || peer < 0 || peer >= nranks_) return nullptr;
+  return recv_[channel][peer].get();
+}
+
+WaitPolicy Communicator::waitPolicy() const {
+  WaitPolicy w;
+  w.doorbell = hasShmPeers_ ? shm_->ownBell() : nullptr;
+  w.abort = &aborted_;
+  w.spinUs = settings_.spinUs;
+  w.timeoutMs = settings_.timeoutMs;
+  return w;
+}
+
+const Plan& Communicator::cachedPlan(const CollDesc& desc) {
+  auto key = std::make_tuple(static_cast<int>(desc.kind), desc.count, static_cast<int>(desc.dtype),
+                             static_cast<int>(desc.op), desc.root);
+  auto it = plans_.find(key);
+  if (it != plans_.end()) return it->second;
+  if (plans_.size() > 256) plans_.clear();  // bounded: plans of very large buffers are long
+  return plans_.emplace(key, BuildCollectivePlan(desc, geo_)).first->second;
+}
+
+Status Communicator::execute(const Plan& plan, void* const* buffers, const char* what) {
+  Status st = ExecutePlan(plan, buffers, this, waitPolicy());
+  if (!st.ok()) {
+    STRATA_LOG(WARN, COLL, "%s failed: %s", what, st.message().c_str());
+    return MakeError(st.code(), "%s: %s", what, st.message().c_str());
+  }
+  return Status::Ok();
+}
+
+Status Communicator::runCollective(const CollDesc& desc, const void* send, void* recv) {
+  STRATA_REQUIRE(!aborted(), strataCommAborted, "the communicator was aborted");
+  const Plan& plan = cachedPlan(desc);
+  const size_t scratchBytes = plan.scratchElems * DataTypeSize(desc.dtype);
+  if (scratch_.size() < scratchBytes) scratch_.resize(scratchBytes);
+  void* buffers[3] = {const_cast<void*>(send), recv, scratch_.data()};
+  return execute(plan, buffers, CollKindName(desc.kind));
+}
+
+Status Communicator::runP2P(const std::vector<P2POp>& ops) {
+  STRATA_REQUIRE(!aborted(), strataCommAborted, "the communicator was aborted");
+  // One buffer per operation; one queue per (peer, direction) so that operations to one peer keep
+  // their order and different peers never wait on each other.
+  Plan plan;
+  plan.algorithm = "p2p";
+  plan.dtype = strataUint8;
+  plan.nBuffers = static_cast<int>(ops.size());
+  std::vector<void*> buffers;
+  std::map<std::pair<int, bool>, size_t> queueOf;
+  std::vector<size_t> selfSends, selfRecvs;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const P2POp& op = ops[i];
+    buffers.push_back(op.buf);
+    const uint64_t bytes = op.count * DataTypeSize(op.dtype);
+    if (op.peer == rank_) {
+      (op.isSend ? selfSends : selfRecvs).push_back(i);
+      continue;
+    }
+    auto key = std::make_pair(op.peer, op.isSend);
+    auto it = queueOf.find(key);
+    if (it == queueOf.end()) {
+      it = queueOf.emplace(key, plan.queues.size()).first;
+      plan.addQueue(0);
+    }
+    Step s;
+    s.op = op.isSend ? StepOp::Send : StepOp::Recv;
+    (op.isSend ? s.sendPeer : s.recvPeer) = op.peer;
+    (op.isSend ? s.src : s.dst) = BufRef{static_cast<uint16_t>(i), 0};
+    s.count = bytes;
+    if (bytes) plan.queues[it->second].steps.push_back(s);
+  }
+  STRATA_REQUIRE(selfSends.size() == selfRecvs.size(), strataInvalidUsage,
+                 "a group has %zu send(s) to this rank itself but %zu receive(s) from it", selfSends.size(),
+                 selfRecvs.size());
+  for (size_t k = 0; k < selfSends.size(); ++k) {
+    const P2POp& s = ops[selfSends[k]];
+    const P2POp& r = ops[selfRecvs[k]];
+    const uint64_t sb = s.count * DataTypeSize(s.dtype), rb = r.count * DataTypeSize(r.dtype);
+    STRATA_REQUIRE(sb == rb, strataInvalidUsage, "send to self of %llu bytes matched with a receive of %llu bytes",
+                   static_cast<unsigned long long>(sb), static_cast<unsigned long long>(rb));
+    Step c;
+    c.op = StepOp::Copy;
+    c.src = BufRef{static_cast<uint16_t>(selfSends[k]), 0};
+    c.dst = BufRef{static_cast<uint16_t>(selfRecvs[k]), 0};
+    c.count = sb;
+    if (sb) plan.addQueue(0).steps.push_back(c);
+  }
+  return execute(plan, buffers.data(), "Send/Recv group");
+}
+
+}  // namespace strata

@@ -1,0 +1,105 @@
+#include "core/config.h"
+
+#include <cassert>
+#include <cstdlib>
+#include <cstring>
+
+namespace strata {
+
+const std::vector<KnobInfo>& AllKnobs() {
+  static const std::vector<KnobInfo> knobs = {
+      {"STRATA_DEBUG", KnobType::String, "WARN", "log level: NONE, WARN, INFO or TRACE"},
+      {"STRATA_DEBUG_SUBSYS", KnobType::String, "ALL",
+       "comma list of log subsystems: INIT,COLL,NET,SHM,BOOT,ENV,TUNING or ALL"},
+      {"STRATA_DEBUG_FILE", KnobType::String, "", "write the log to this file instead of stderr (%h host, %p pid)"},
+      {"STRATA_TIMEOUT", KnobType::Int, "300", "seconds any init step or collective may wait for a peer"},
+      {"STRATA_NCHANNELS", KnobType::Int, "1", "ring channels per collective (1-16)"},
+      {"STRATA_SHM_DISABLE", KnobType::Bool, "0", "1: use TCP between ranks of one host instead of shared memory"},
+      {"STRATA_SOCKET_IFNAME", KnobType::String, "",
+       "network interface whose IPv4 address TCP connections use (default: the one that reaches the root)"},
+      {"STRATA_NSOCKS_PERPEER", KnobType::Int, "4", "TCP sockets per peer and channel (1-16)"},
+      {"STRATA_HOSTID", KnobType::String, "",
+       "host identity used to group ranks (default: hostname plus boot id); ranks with different ids use TCP"},
+      {"STRATA_SLOT_BYTES", KnobType::Bytes, "128K", "size of one FIFO slot (4K-4M, a power of two)"},
+      {"STRATA_NSLOTS", KnobType::Int, "8", "slots per connection FIFO (2-64)"},
+      {"STRATA_DIRECT_MAX_BYTES", KnobType::Bytes, "16K",
+       "allreduce at or below this size exchanges whole buffers instead of running the ring"},
+      {"STRATA_SPIN_US", KnobType::Int, "50", "microseconds a waiting rank spins before it yields and then sleeps"},
+      {"STRATA_RANK", KnobType::Int, "-1", "this process's rank (set by stratarun)"},
+      {"STRATA_NRANKS", KnobType::Int, "-1", "number of ranks (set by stratarun)"},
+      {"STRATA_LOCAL_RANK", KnobType::Int, "-1", "rank among the ranks of this host (set by stratarun)"},
+      {"STRATA_LOCAL_SIZE", KnobType::Int, "-1", "number of ranks on this host (set by stratarun)"},
+      {"STRATA_ROOT_ADDR", KnobType::String, "", "host:port where rank 0 listens for the bootstrap"},
+      {"STRATA_ROOT_FD", KnobType::Int, "-1", "listening socket inherited by rank 0 from stratarun"},
+      {"STRATA_SECRET", KnobType::String, "",
+       "job secret every connection must prove (set by stratarun; default derived from the root address)"},
+  };
+  return knobs;
+}
+
+namespace {
+const KnobInfo* Find(const char* name) {
+  for (const KnobInfo& k : AllKnobs())
+    if (strcmp(k.name, name) == 0) return &k;
+  return nullptr;
+}
+}  // namespace
+
+bool ConfigIsSet(const char* name) {
+  const char* v = getenv(name);
+  return v != nullptr && v[0] != '\0';
+}
+
+std::string ConfigString(const char* name) {
+  const KnobInfo* k = Find(name);
+  assert(k != nullptr && "knob read before it was declared");
+  const char* v = getenv(name);
+  if (v != nullptr && v[0] != '\0') return v;
+  return k ? k->defaultValue : "";
+}
+
+int64_t ConfigInt(const char* name) {
+  std::string v = ConfigString(name);
+  char* end = nullptr;
+  long long x = strtoll(v.c_str(), &end, 10);
+  if (end == v.c_str() || *end != '\0') {
+    const KnobInfo* k = Find(name);
+    x = k ? strtoll(k->defaultValue, nullptr, 10) : 0;
+  }
+  return x;
+}
+
+bool ConfigBool(const char* name) {
+  std::string v = ConfigString(name);
+  return v == "1" || v == "true" || v == "TRUE" || v == "yes" || v == "on";
+}
+
+bool ParseBytes(const std::string& text, uint64_t* out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  unsigned long long x = strtoull(text.c_str(), &end, 10);
+  if (end == text.c_str()) return false;
+  uint64_t mult = 1;
+  if (*end == 'K' || *end == 'k') mult = 1ull << 10, ++end;
+  else if (*end == 'M' || *end == 'm') mult = 1ull << 20, ++end;
+  else if (*end == 'G' || *end == 'g') mult = 1ull << 30, ++end;
+  if (*end == 'B' || *end == 'b') ++end;
+  if (*end != '\0') return false;
+  *out = x * mult;
+  return true;
+}
+
+uint64_t ConfigBytes(const char* name) {
+  uint64_t x = 0;
+  if (ParseBytes(ConfigString(name), &x)) return x;
+  const KnobInfo* k = Find(name);
+  if (k) ParseBytes(k->defaultValue, &x);
+  return x;
+}
+
+std::string LauncherEnv(const char* name) {
+  const char* v = getenv(name);
+  return v ? v : "";
+}
+
+}  // namespace strata

@@ -1,0 +1,27 @@
+// The host executor: runs a plan on the calling thread until it completes, waiting between rounds
+// of progress with a bounded spin, then yields, then sleeps (on the shared-memory doorbell or on
+// the sockets), so that more ranks than cores still make progress.
+#pragma once
+
+#include <atomic>
+
+#include "algorithms/plan.h"
+#include "core/deadline.h"
+#include "core/status.h"
+#include "transport/connection.h"
+#include "transport/shm/doorbell.h"
+
+namespace strata {
+
+struct WaitPolicy {
+  Doorbell* doorbell = nullptr;             // this rank's, when it has shared-memory peers
+  const std::atomic<bool>* abort = nullptr;  // set by strataCommAbort
+  int spinUs = 50;
+  int64_t timeoutMs = 300000;
+};
+
+// Runs the plan to completion. Errors: strataTimeout (message names the peers waited for),
+// strataCommAborted, or whatever a connection reported.
+Status ExecutePlan(const Plan& plan, void* const* buffers, ConnectionTable* conns, const WaitPolicy& wait);
+
+}  // namespace strata

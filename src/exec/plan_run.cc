@@ -1,0 +1,153 @@
+#include "exec/plan_run.h"
+
+#include <algorithm>
+
+#include "exec/host_reduce.h"
+
+namespace strata {
+
+PlanRun::PlanRun(const Plan& plan, void* const* buffers, ConnectionTable* conns)
+    : plan_(plan), buffers_(buffers), conns_(conns), esize_(DataTypeSize(plan.dtype)) {}
+
+Status PlanRun::init() {
+  for (const PlanQueue& q : plan_.queues) {
+    QueueState qs;
+    qs.queue = &q;
+    for (const Step& s : q.steps) {
+      SendConnection* sc = nullptr;
+      RecvConnection* rc = nullptr;
+      if (s.sendPeer >= 0) {
+        sc = conns_->sendTo(q.channel, s.sendPeer);
+        STRATA_REQUIRE(sc, strataInternalError, "no connection to rank %d on channel %d", s.sendPeer, q.channel);
+        if (std::find(sendConns_.begin(), sendConns_.end(), sc) == sendConns_.end()) sendConns_.push_back(sc);
+      }
+      if (s.recvPeer >= 0) {
+        rc = conns_->recvFrom(q.channel, s.recvPeer);
+        STRATA_REQUIRE(rc, strataInternalError, "no connection from rank %d on channel %d", s.recvPeer, q.channel);
+        if (std::find(recvConns_.begin(), recvConns_.end(), rc) == recvConns_.end()) recvConns_.push_back(rc);
+      }
+      qs.send.push_back(sc);
+      qs.recv.push_back(rc);
+    }
+    queues_.push_back(std::move(qs));
+  }
+  return Status::Ok();
+}
+
+Status PlanRun::advanceQueue(QueueState& q, bool* progressed) {
+  const std::vector<Step>& steps = q.queue->steps;
+  while (q.step < steps.size()) {
+    const Step& s = steps[q.step];
+    SendConnection* out = q.send[q.step];
+    RecvConnection* in = q.recv[q.step];
+    const int divisor = s.postDivide ? plan_.divisor : 0;
+    if (s.op == StepOp::Copy || s.op == StepOp::LocalReduce) {
+      char* dst = at(s.dst, 0);
+      const char* src = at(s.src, 0);
+      if (s.op == StepOp::LocalReduce) HostReduce(dst, dst, src, s.count, plan_.dtype, plan_.op, divisor);
+      else if (dst != src) HostCopy(dst, src, s.count * esize_);
+      ++q.step;
+      *progressed = true;
+      continue;
+    }
+    // One slot-sized piece at a time; both ends cut the step the same way.
+    const uint64_t slotElems = (out ? out->slotBytes() : 0) / esize_;
+    uint64_t n = s.count - q.done;
+    const size_t limit = out ? slotElems : 0;
+    if (limit && n > limit) n = limit;
+    const void* inSlot = nullptr;
+    if (in) {
+      size_t bytes = 0;
+      inSlot = in->tryPeek(&bytes);
+      if (!inSlot) return in->checkAlive();
+      // Without a send side the piece size is whatever the sender cut; it must match ours.
+      if (!out) n = std::min<uint64_t>(s.count - q.done, bytes / esize_);
+      if (bytes != n * esize_ || bytes % esize_ != 0)
+        return MakeError(strataInvalidUsage,
+                         "rank %d sent %zu bytes where %llu were expected: do all ranks call the same collective "
+                         "with the same count, type and root?",
+                         in->peer(), bytes, static_cast<unsigned long long>(n * esize_));
+    }
+    void* outSlot = nullptr;
+    if (out) {
+      outSlot = out->tryAcquire();
+      if (!outSlot) return Status::Ok();
+    }
+    const size_t bytes = n * esize_;
+    switch (s.op) {
+      case StepOp::Send: HostCopy(outSlot, at(s.src, q.done), bytes); break;
+      case StepOp::Recv: HostCopy(at(s.dst, q.done), inSlot, bytes); break;
+      case StepOp::RecvReduce:
+        HostReduce(at(s.dst, q.done), at(s.src, q.done), inSlot, n, plan_.dtype, plan_.op, divisor);
+        break;
+      case StepOp::RecvReduceSend:
+        HostReduce(outSlot, at(s.src, q.done), inSlot, n, plan_.dtype, plan_.op, divisor);
+        break;
+      case StepOp::RecvReduceCopySend:
+        HostReduce(at(s.dst, q.done), at(s.src, q.done), inSlot, n, plan_.dtype, plan_.op, divisor);
+        HostCopy(outSlot, at(s.dst, q.done), bytes);
+        break;
+      case StepOp::RecvCopySend:
+        HostCopy(outSlot, inSlot, bytes);
+        HostCopy(at(s.dst, q.done), inSlot, bytes);
+        break;
+      default: break;
+    }
+    if (in) in->release();
+    if (out) out->post(bytes);
+    *progressed = true;
+    q.done += n;
+    if (q.done == s.count) {
+      q.done = 0;
+      ++q.step;
+    }
+  }
+  return Status::Ok();
+}
+
+Status PlanRun::advance(bool* progressed) {
+  for (RecvConnection* c : recvConns_) STRATA_CHECK(c->progress(progressed));
+  bool allDone = true;
+  for (QueueState& q : queues_) {
+    STRATA_CHECK(advanceQueue(q, progressed));
+    allDone = allDone && q.step == q.queue->steps.size();
+  }
+  bool flushed = true;
+  for (SendConnection* c : sendConns_) {
+    STRATA_CHECK(c->progress(progressed));
+    flushed = flushed && c->flushed();
+  }
+  finished_ = allDone;
+  flushed_ = flushed;
+  return Status::Ok();
+}
+
+bool PlanRun::pollFds(std::vector<pollfd>* fds) {
+  size_t before = fds->size();
+  for (RecvConnection* c : recvConns_) c->addPollFds(fds);
+  for (SendConnection* c : sendConns_) c->addPollFds(fds);
+  return fds->size() > before;
+}
+
+std::string PlanRun::blockedOn() const {
+  std::string out;
+  auto add = [&out](const std::string& s) {
+    if (out.find(s) != std::string::npos) return;
+    if (!out.empty()) out += ", ";
+    out += s;
+  };
+  for (const QueueState& q : queues_) {
+    if (q.step >= q.queue->steps.size()) continue;
+    const Step& s = q.queue->steps[q.step];
+    const std::string ch = " (channel " + std::to_string(q.queue->channel) + ")";
+    if (s.recvPeer >= 0) add("receive from rank " + std::to_string(s.recvPeer) + ch);
+    else if (s.sendPeer >= 0) add("send to rank " + std::to_string(s.sendPeer) + ch);
+  }
+  if (out.empty() && !flushed_) {
+    for (SendConnection* c : sendConns_)
+      if (!c->flushed()) add("delivery to rank " + std::to_string(c->peer()));
+  }
+  return out;
+}
+
+}  // namespace strata

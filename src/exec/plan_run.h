@@ -1,0 +1,58 @@
+// PlanRun: one execution of a Plan on one rank, advanced without ever blocking. The blocking
+// executor (executor.h) loops over it and waits between rounds; the plan simulator advances the
+// runs of all ranks in one thread.
+#pragma once
+
+#include <poll.h>
+
+#include <string>
+#include <vector>
+
+#include "algorithms/plan.h"
+#include "core/status.h"
+#include "transport/connection.h"
+
+namespace strata {
+
+class PlanRun {
+ public:
+  // `buffers` holds plan.nBuffers base pointers (send, recv, scratch, ...). The plan and buffers
+  // must outlive the run.
+  PlanRun(const Plan& plan, void* const* buffers, ConnectionTable* conns);
+
+  // Resolves the connections the plan names; fails if one is missing.
+  Status init();
+  // Does every piece of work that is ready; sets *progressed when anything moved.
+  Status advance(bool* progressed);
+  // All steps done and every send has left this rank.
+  bool done() const { return finished_ && flushed_; }
+  // Sockets to poll while nothing is ready; returns false when the plan uses no sockets.
+  bool pollFds(std::vector<pollfd>* fds);
+  // The peers this run is waiting for, e.g. "receive from rank 3 (channel 0)".
+  std::string blockedOn() const;
+
+ private:
+  struct QueueState {
+    const PlanQueue* queue;
+    size_t step = 0;
+    uint64_t done = 0;  // elements of the current step already processed
+    std::vector<SendConnection*> send;  // per step
+    std::vector<RecvConnection*> recv;
+  };
+  Status advanceQueue(QueueState& q, bool* progressed);
+  char* at(const BufRef& ref, uint64_t elem) const {
+    return static_cast<char*>(buffers_[ref.buf]) + (ref.offset + elem) * esize_;
+  }
+
+  const Plan& plan_;
+  void* const* buffers_;
+  ConnectionTable* conns_;
+  size_t esize_;
+  std::vector<QueueState> queues_;
+  std::vector<SendConnection*> sendConns_;  // distinct, for progress and flush
+  std::vector<RecvConnection*> recvConns_;
+  bool finished_ = false;
+  bool flushed_ = false;
+};
+
+}  // namespace strata

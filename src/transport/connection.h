@@ -1,0 +1,91 @@
+// The connection contract: one direction between two ranks on one channel, a FIFO of fixed-size
+// slots with head and tail counters (credit flow control). Executors see only slots, so every
+// algorithm runs over every transport. Nothing here knows which collective it serves.
+#pragma once
+
+#include <poll.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/status.h"
+
+namespace strata {
+
+constexpr int kMaxSlots = 64;
+
+// Control block of a slot FIFO. The writer owns head and sizes, the reader owns tail.
+struct FifoCtrl {
+  alignas(64) std::atomic<uint64_t> head;
+  alignas(64) std::atomic<uint64_t> tail;
+  alignas(64) uint32_t sizes[kMaxSlots];
+};
+
+// A FIFO's memory: control block and nslots x slotBytes of slots.
+struct SlotFifo {
+  FifoCtrl* ctrl = nullptr;
+  char* slots = nullptr;
+  int nslots = 0;
+  size_t slotBytes = 0;
+  char* slot(uint64_t seq) const { return slots + (seq % nslots) * slotBytes; }
+  static size_t BytesFor(int nslots, size_t slotBytes);  // ctrl + slots, page aligned
+  static SlotFifo At(void* base, int nslots, size_t slotBytes);  // lays one out at base
+};
+
+class SendConnection {
+ public:
+  explicit SendConnection(int peer) : peer_(peer) {}
+  virtual ~SendConnection() = default;
+  int peer() const { return peer_; }
+  virtual size_t slotBytes() const = 0;
+  // A free slot to write into, or nullptr when the FIFO is full.
+  virtual void* tryAcquire() = 0;
+  // Publishes the slot returned by tryAcquire, holding `bytes`.
+  virtual void post(size_t bytes) = 0;
+  // Moves bytes for transports that need a hand (sockets); sets *progressed when anything moved.
+  virtual Status progress(bool* progressed) {
+    (void)progressed;
+    return Status::Ok();
+  }
+  // True when every posted slot has left this rank (the FIFO memory may be reused or freed).
+  virtual bool flushed() { return true; }
+  // Adds the descriptors to poll while waiting for this connection.
+  virtual void addPollFds(std::vector<pollfd>* fds) { (void)fds; }
+
+ private:
+  int peer_;
+};
+
+class RecvConnection {
+ public:
+  explicit RecvConnection(int peer) : peer_(peer) {}
+  virtual ~RecvConnection() = default;
+  int peer() const { return peer_; }
+  // The next filled slot and its size, or nullptr when none has arrived.
+  virtual const void* tryPeek(size_t* bytes) = 0;
+  // Frees the slot returned by tryPeek.
+  virtual void release() = 0;
+  // Called when tryPeek found nothing: an error when nothing more can ever arrive (the peer closed
+  // the connection). A close alone is no error: a finished peer may close before we look again.
+  virtual Status checkAlive() { return Status::Ok(); }
+  virtual Status progress(bool* progressed) {
+    (void)progressed;
+    return Status::Ok();
+  }
+  virtual void addPollFds(std::vector<pollfd>* fds) { (void)fds; }
+
+ private:
+  int peer_;
+};
+
+// How the executor finds connections: per channel and peer.
+class ConnectionTable {
+ public:
+  virtual ~ConnectionTable() = default;
+  virtual SendConnection* sendTo(int channel, int peer) = 0;
+  virtual RecvConnection* recvFrom(int channel, int peer) = 0;
+};
+
+}  // namespace strata

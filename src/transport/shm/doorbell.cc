@@ -1,0 +1,41 @@
+#include "transport/shm/doorbell.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <climits>
+
+namespace strata {
+
+namespace {
+long Futex(std::atomic<uint32_t>* addr, int op, uint32_t val, const timespec* ts) {
+  // Shared (not private) futex: the word lives in memory mapped by several processes.
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(addr), op, val, ts, nullptr, 0);
+}
+}  // namespace
+
+void Doorbell::ring() {
+  // Pairs with the fence in prepareSleep (Dekker): either the sleeper sees our update, or we see
+  // its flag and wake it.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (sleeping.load(std::memory_order_relaxed)) {
+    seq.fetch_add(1, std::memory_order_seq_cst);
+    Futex(&seq, FUTEX_WAKE, INT_MAX, nullptr);
+  }
+}
+
+uint32_t Doorbell::prepareSleep() {
+  sleeping.store(1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  return seq.load(std::memory_order_seq_cst);
+}
+
+void Doorbell::sleep(uint32_t s, int timeoutMs) {
+  timespec ts{timeoutMs / 1000, (timeoutMs % 1000) * 1000000L};
+  Futex(&seq, FUTEX_WAIT, s, &ts);
+  sleeping.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace strata

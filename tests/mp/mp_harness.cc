@@ -1,0 +1,127 @@
+#include "mp_harness.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+namespace strata {
+namespace test {
+
+std::string MpResult::summary() const {
+  std::string s;
+  for (const std::string& f : failures) s += f + "\n";
+  return s;
+}
+
+namespace {
+
+void WriteAll(int fd, const std::string& s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = write(fd, s.data() + off, s.size() - off);
+    if (n <= 0) return;
+    off += n;
+  }
+}
+
+MpResult Run(const MpOptions& o, const RankFn& fn, bool makeComm) {
+  MpResult result;
+  strataUniqueId id{};
+  if (makeComm) {
+    if (strataGetUniqueId(&id) != strataSuccess) {
+      result.failures.push_back(std::string("strataGetUniqueId failed: ") + strataGetLastError(nullptr));
+      return result;
+    }
+  }
+  std::vector<pid_t> pids(o.nranks, -1);
+  std::vector<int> pipes(o.nranks, -1);
+  for (int r = 0; r < o.nranks; ++r) {
+    int fds[2];
+    if (pipe(fds) != 0) {
+      result.failures.push_back("pipe failed");
+      break;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+      close(fds[0]);
+      for (int q = 0; q < r; ++q) close(pipes[q]);
+      const int perNode = (o.nranks + o.nodes - 1) / o.nodes;
+      setenv("STRATA_HOSTID", ("mp-node" + std::to_string(r / perNode)).c_str(), 1);
+      std::string msg;
+      strataComm_t comm = nullptr;
+      if (makeComm) {
+        strataConfig_t cfg = STRATA_CONFIG_INITIALIZER;
+        cfg.shmDisable = o.tcp ? 1 : 0;
+        cfg.timeoutMs = o.commTimeoutMs;
+        strataResult_t rc = strataCommInitRankConfig(&comm, o.nranks, id, r, &cfg);
+        if (rc != strataSuccess) msg = std::string("init failed: ") + strataGetLastError(nullptr);
+      }
+      if (msg.empty()) msg = fn(r, o.nranks, comm);
+      if (comm && strataCommDestroy(comm) != strataSuccess && msg.empty())
+        msg = std::string("destroy failed: ") + strataGetLastError(nullptr);
+      WriteAll(fds[1], msg);
+      close(fds[1]);
+      _exit(msg.empty() ? 0 : 1);
+    }
+    close(fds[1]);
+    pids[r] = pid;
+    pipes[r] = fds[0];
+  }
+  // Collect messages until every pipe closes or the deadline passes.
+  std::vector<std::string> msgs(o.nranks);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(o.timeoutSec);
+  int open = 0;
+  for (int fd : pipes) open += fd >= 0;
+  while (open > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::vector<pollfd> pfds;
+    std::vector<int> who;
+    for (int r = 0; r < o.nranks; ++r)
+      if (pipes[r] >= 0) pfds.push_back(pollfd{pipes[r], POLLIN, 0}), who.push_back(r);
+    if (poll(pfds.data(), pfds.size(), 200) <= 0) continue;
+    for (size_t i = 0; i < pfds.size(); ++i) {
+      if (!pfds[i].revents) continue;
+      char buf[4096];
+      ssize_t n = read(pfds[i].fd, buf, sizeof(buf));
+      if (n > 0) {
+        msgs[who[i]].append(buf, n);
+      } else {
+        close(pipes[who[i]]);
+        pipes[who[i]] = -1;
+        --open;
+      }
+    }
+  }
+  for (int r = 0; r < o.nranks; ++r) {
+    if (pipes[r] >= 0) {
+      result.failures.push_back("rank " + std::to_string(r) + ": did not finish within " +
+                                std::to_string(o.timeoutSec) + " s (killed)");
+      kill(pids[r], SIGKILL);
+      close(pipes[r]);
+    }
+  }
+  for (int r = 0; r < o.nranks; ++r) {
+    if (pids[r] < 0) continue;
+    int status = 0;
+    waitpid(pids[r], &status, 0);
+    if (!msgs[r].empty()) result.failures.push_back("rank " + std::to_string(r) + ": " + msgs[r]);
+    else if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
+      result.failures.push_back("rank " + std::to_string(r) + ": killed by signal " + std::to_string(WTERMSIG(status)));
+    else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+      result.failures.push_back("rank " + std::to_string(r) + ": exit status " + std::to_string(WEXITSTATUS(status)));
+  }
+  return result;
+}
+
+}  // namespace
+
+MpResult RunRanks(const MpOptions& options, const RankFn& fn) { return Run(options, fn, true); }
+MpResult RunProcesses(const MpOptions& options, const RankFn& fn) { return Run(options, fn, false); }
+
+}  // namespace test
+}  // namespace strata

@@ -1,0 +1,38 @@
+// The multi-process harness: forks N ranks that share one real communicator (over shared memory or
+// TCP), runs a function on each, and collects what failed. A rank that hangs is killed at the
+// harness timeout and reported; nothing outlives the call.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "strata/strata.h"
+
+namespace strata {
+namespace test {
+
+struct MpOptions {
+  int nranks = 2;
+  bool tcp = false;        // STRATA_SHM_DISABLE for every rank
+  int nodes = 1;           // ranks split into this many fake hosts (STRATA_HOSTID), TCP between them
+  int timeoutSec = 300;    // the whole run
+  int commTimeoutMs = 60000;
+};
+
+// What a rank reports: empty when it passed, else what went wrong.
+using RankFn = std::function<std::string(int rank, int nranks, strataComm_t comm)>;
+
+struct MpResult {
+  std::vector<std::string> failures;  // "rank 2: ..." for each rank that failed
+  bool ok() const { return failures.empty(); }
+  std::string summary() const;
+};
+
+MpResult RunRanks(const MpOptions& options, const RankFn& fn);
+
+// Same, without making a communicator: the function gets a null comm (for tests of init itself).
+MpResult RunProcesses(const MpOptions& options, const RankFn& fn);
+
+}  // namespace test
+}  // namespace strata

@@ -1,0 +1,159 @@
+#include "plan_simulator.h"
+
+#include <map>
+#include <tuple>
+
+#include "algorithms/algorithms.h"
+#include "exec/host_reduce.h"
+#include "exec/plan_run.h"
+
+namespace strata {
+
+namespace {
+
+struct MemFifo {
+  MemFifo(int nslots, size_t slotBytes) : slots(nslots * slotBytes), nslots(nslots), slotBytes(slotBytes) {}
+  std::vector<char> slots;
+  uint32_t sizes[kMaxSlots] = {};
+  uint64_t head = 0, tail = 0;
+  int nslots;
+  size_t slotBytes;
+  char* slot(uint64_t seq) { return slots.data() + (seq % nslots) * slotBytes; }
+};
+
+class MemSend : public SendConnection {
+ public:
+  MemSend(int peer, MemFifo* f) : SendConnection(peer), f_(f) {}
+  size_t slotBytes() const override { return f_->slotBytes; }
+  void* tryAcquire() override { return f_->head - f_->tail < static_cast<uint64_t>(f_->nslots) ? f_->slot(f_->head) : nullptr; }
+  void post(size_t bytes) override { f_->sizes[f_->head++ % f_->nslots] = static_cast<uint32_t>(bytes); }
+
+ private:
+  MemFifo* f_;
+};
+
+class MemRecv : public RecvConnection {
+ public:
+  MemRecv(int peer, MemFifo* f) : RecvConnection(peer), f_(f) {}
+  const void* tryPeek(size_t* bytes) override {
+    if (f_->tail >= f_->head) return nullptr;
+    *bytes = f_->sizes[f_->tail % f_->nslots];
+    return f_->slot(f_->tail);
+  }
+  void release() override { ++f_->tail; }
+
+ private:
+  MemFifo* f_;
+};
+
+// All FIFOs of the simulated job; each rank sees its own ends.
+class SimNetwork {
+ public:
+  SimNetwork(int nranks, const PlanGeometry& geo) : nranks_(nranks), geo_(geo) {}
+
+  class View : public ConnectionTable {
+   public:
+    View(SimNetwork* net, int rank) : net_(net), rank_(rank) {}
+    SendConnection* sendTo(int channel, int peer) override {
+      Link* l = net_->link(rank_, peer, channel);
+      return l ? l->send.get() : nullptr;
+    }
+    RecvConnection* recvFrom(int channel, int peer) override {
+      Link* l = net_->link(peer, rank_, channel);
+      return l ? l->recv.get() : nullptr;
+    }
+
+   private:
+    SimNetwork* net_;
+    int rank_;
+  };
+
+  ConnectionTable* view(int rank) {
+    while (static_cast<int>(views_.size()) < nranks_)
+      views_.push_back(std::make_unique<View>(this, static_cast<int>(views_.size())));
+    return views_[rank].get();
+  }
+
+ private:
+  struct Link {
+    std::unique_ptr<MemFifo> fifo;
+    std::unique_ptr<MemSend> send;
+    std::unique_ptr<MemRecv> recv;
+  };
+  Link* link(int from, int to, int channel) {
+    if (from == to || from < 0 || to < 0 || from >= nranks_ || to >= nranks_ || channel < 0 ||
+        channel >= geo_.nchannels)
+      return nullptr;
+    Link& l = links_[std::make_tuple(from, to, channel)];
+    if (!l.fifo) {
+      l.fifo = std::make_unique<MemFifo>(geo_.nslots, geo_.slotBytes);
+      l.send = std::make_unique<MemSend>(to, l.fifo.get());
+      l.recv = std::make_unique<MemRecv>(from, l.fifo.get());
+    }
+    return &l;
+  }
+  int nranks_;
+  PlanGeometry geo_;
+  std::map<std::tuple<int, int, int>, Link> links_;
+  std::vector<std::unique_ptr<View>> views_;
+};
+
+}  // namespace
+
+Status SimulatePlans(const std::vector<Plan>& plans, const std::vector<std::vector<void*>>& bindings,
+                     const PlanGeometry& geo) {
+  const int n = static_cast<int>(plans.size());
+  SimNetwork net(n, geo);
+  std::vector<std::unique_ptr<PlanRun>> runs;
+  for (int r = 0; r < n; ++r) {
+    runs.push_back(std::make_unique<PlanRun>(plans[r], bindings[r].data(), net.view(r)));
+    STRATA_CHECK(runs[r]->init());
+  }
+  for (;;) {
+    bool any = false, all = true;
+    for (int r = 0; r < n; ++r) {
+      if (runs[r]->done()) continue;
+      bool progressed = false;
+      Status st = runs[r]->advance(&progressed);
+      if (!st.ok()) return MakeError(st.code(), "rank %d: %s", r, st.message().c_str());
+      any = any || progressed;
+      all = all && runs[r]->done();
+    }
+    if (all) return Status::Ok();
+    if (!any) {
+      std::string blocked;
+      for (int r = 0; r < n && blocked.size() < 2000; ++r)
+        if (!runs[r]->done()) blocked += " rank " + std::to_string(r) + " waits for " + runs[r]->blockedOn() + ";";
+      return MakeError(strataInternalError, "deadlock:%s", blocked.c_str());
+    }
+  }
+}
+
+Status SimulateCollective(const CollDesc& desc, const PlanGeometry& geo, std::vector<SimRankBuffers>* buffers,
+                          bool inPlace) {
+  const int n = geo.nranks;
+  const size_t esize = DataTypeSize(desc.dtype);
+  std::vector<Plan> plans;
+  std::vector<std::vector<char>> scratch(n);
+  std::vector<std::vector<void*>> bindings(n);
+  for (int r = 0; r < n; ++r) {
+    PlanGeometry g = geo;
+    g.rank = r;
+    plans.push_back(BuildCollectivePlan(desc, g));
+    scratch[r].resize(plans[r].scratchElems * esize + 1);
+    SimRankBuffers& b = (*buffers)[r];
+    char* recv = b.recv.data();
+    char* send = b.send.data();
+    if (inPlace) {
+      // The in-place offsets of NCCL: allgather sends from the rank's block of the output,
+      // reduce-scatter receives into the rank's block of the input.
+      if (desc.kind == CollKind::AllGather) send = recv + r * desc.count * esize;
+      else if (desc.kind == CollKind::ReduceScatter) recv = send + r * desc.count * esize;
+      else send = recv;
+    }
+    bindings[r] = {send, recv, scratch[r].data()};
+  }
+  return SimulatePlans(plans, bindings, geo);
+}
+
+}  // namespace strata
