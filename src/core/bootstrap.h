@@ -33,7 +33,8 @@ void RandomBytes(void* buf, size_t len);
 
 // Everything a rank tells the others at init; fixed size on the wire.
 struct PeerInfo {
-  char hostId[128];
+  char hostId[128];     // groups ranks into hosts (STRATA_HOSTID may override it)
+  char machineId[128];  // the real machine, for CPU sharing decisions
   int32_t rank;
   int32_t pid;
   uint32_t ip;  // TCP listener, network order

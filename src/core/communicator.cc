@@ -1,5 +1,6 @@
 #include "core/communicator.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -20,7 +21,10 @@ bool IsPowerOfTwo(uint64_t x) { return x && !(x & (x - 1)); }
 
 std::string HostId() {
   std::string id = ConfigString("STRATA_HOSTID");
-  if (!id.empty()) return id;
+  return id.empty() ? MachineId() : id;
+}
+
+std::string MachineId() {
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
   std::string boot;
@@ -38,6 +42,7 @@ Status ResolveSettings(const strataConfig_t* config, CommSettings* s) {
   s->nslots = static_cast<int>(ConfigInt("STRATA_NSLOTS"));
   s->directMaxBytes = ConfigBytes("STRATA_DIRECT_MAX_BYTES");
   s->spinUs = static_cast<int>(ConfigInt("STRATA_SPIN_US"));
+  s->yieldUs = static_cast<int>(ConfigInt("STRATA_YIELD_US"));
   s->socketIfname = ConfigString("STRATA_SOCKET_IFNAME");
   if (config) {
     STRATA_REQUIRE(config->magic == STRATA_CONFIG_MAGIC && config->size >= offsetof(strataConfig_t, timeoutMs),
@@ -95,6 +100,7 @@ Status Communicator::init(const UniqueIdData& id, int nranks, int rank, const Co
 
   PeerInfo me{};
   snprintf(me.hostId, sizeof(me.hostId), "%s", HostId().c_str());
+  snprintf(me.machineId, sizeof(me.machineId), "%s", MachineId().c_str());
   me.rank = rank;
   me.pid = getpid();
   me.ip = tcp_->listenAddr().ip;
@@ -193,6 +199,12 @@ Status Communicator::setupConnections(const std::vector<PeerInfo>& all, uint32_t
         recv_[c][p.first] = tcp_->makeRecv(c, p.first);
       }
   }
+  int localRanks = 0;
+  for (int r = 0; r < nranks_; ++r) localRanks += strcmp(all[rank_].machineId, all[r].machineId) == 0;
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  const int ncpu = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  oversubscribed_ = localRanks > ncpu;
   STRATA_LOG(INFO, INIT, "%zu peer(s) over shared memory, %zu over TCP",
              static_cast<size_t>(nranks_ - 1 - tcpPeers.size()), tcpPeers.size());
   return Status::Ok();
@@ -213,6 +225,11 @@ WaitPolicy Communicator::waitPolicy() const {
   w.doorbell = hasShmPeers_ ? shm_->ownBell() : nullptr;
   w.abort = &aborted_;
   w.spinUs = settings_.spinUs;
+  w.yieldUs = settings_.yieldUs;
+  if (oversubscribed_) {
+    // More ranks than cores here: a yielding rank still keeps a runnable peer waiting in the queue.
+    w.yieldUs = std::min(w.yieldUs, 50);
+  }
   w.timeoutMs = settings_.timeoutMs;
   return w;
 }

@@ -30,7 +30,8 @@ struct CommSettings {
   size_t slotBytes = 128 << 10;
   int nslots = 8;
   size_t directMaxBytes = 16 << 10;
-  int spinUs = 50;
+  int spinUs = 2;
+  int yieldUs = 2000;
   std::string name;
   std::string socketIfname;
 };
@@ -81,6 +82,7 @@ class Communicator : public ConnectionTable {
   std::unique_ptr<ShmTransport> shm_;
   std::unique_ptr<TcpTransport> tcp_;
   bool hasShmPeers_ = false;
+  bool oversubscribed_ = false;  // more ranks on this host than CPUs we may run on
   // [channel][peer]
   std::vector<std::vector<std::unique_ptr<SendConnection>>> send_;
   std::vector<std::vector<std::unique_ptr<RecvConnection>>> recv_;
@@ -89,7 +91,9 @@ class Communicator : public ConnectionTable {
   std::map<std::tuple<int, uint64_t, int, int, int>, Plan> plans_;
 };
 
-// Host identity: STRATA_HOSTID, else hostname plus the kernel's boot id.
+// Host identity: STRATA_HOSTID, else MachineId().
 std::string HostId();
+// Hostname plus the kernel's boot id.
+std::string MachineId();
 
 }  // namespace strata

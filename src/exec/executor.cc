@@ -12,7 +12,6 @@ namespace strata {
 
 namespace {
 inline void CpuRelax() { __builtin_ia32_pause(); }
-constexpr int64_t kYieldNs = 2000000;  // after spinning, yield for up to 2 ms before sleeping
 constexpr int kSleepSliceMs = 50;        // sleeps are sliced to notice aborts and deadlines
 }  // namespace
 
@@ -21,6 +20,7 @@ Status ExecutePlan(const Plan& plan, void* const* buffers, ConnectionTable* conn
   STRATA_CHECK(run.init());
   const Deadline deadline = Deadline::After(wait.timeoutMs);
   const int64_t spinNs = static_cast<int64_t>(wait.spinUs) * 1000;
+  const int64_t yieldNs = static_cast<int64_t>(wait.yieldUs) * 1000;
   std::vector<pollfd> fds;
   uint64_t idleSince = 0;
   for (;;) {
@@ -44,7 +44,7 @@ Status ExecutePlan(const Plan& plan, void* const* buffers, ConnectionTable* conn
     if (deadline.expired())
       return MakeError(strataTimeout, "timed out after %lld ms waiting for %s",
                        static_cast<long long>(wait.timeoutMs), run.blockedOn().c_str());
-    if (idle < spinNs + kYieldNs) {
+    if (idle < spinNs + yieldNs) {
       sched_yield();
       continue;
     }

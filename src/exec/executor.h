@@ -17,6 +17,7 @@ struct WaitPolicy {
   Doorbell* doorbell = nullptr;             // this rank's, when it has shared-memory peers
   const std::atomic<bool>* abort = nullptr;  // set by strataCommAbort
   int spinUs = 50;
+  int yieldUs = 2000;  // after spinning, yield this long before sleeping
   int64_t timeoutMs = 300000;
 };
 

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The main job: installs what is missing, builds, and runs a 4-rank allreduce benchmark on this host.
+# Usage: scripts/bench.sh [stratarun ranks (default 4)] [all_reduce_perf flags...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install_deps.sh
+bash scripts/build.sh
+n=${1:-4}
+shift || true
+flags=("$@")
+[[ ${#flags[@]} -gt 0 ]] || flags=(-b 8 -e 64M -f 4)
+exec build/bin/stratarun -n "$n" build/bin/all_reduce_perf "${flags[@]}"
