@@ -23,6 +23,9 @@ void HostDivide(void* dst, const void* src, size_t count, strataDataType_t type,
 
 // memcpy tuned for the slot sizes the executor moves (non-temporal stores above a threshold).
 void HostCopy(void* dst, const void* src, size_t bytes);
+// Copy with non-temporal stores whatever the size: for output that will not be read again soon and
+// is too large to stay in cache, it saves reading each destination line before writing it.
+void HostCopyStreaming(void* dst, const void* src, size_t bytes);
 
 // The ISA in use: the best the CPU supports, unless forced (tests force each one to compare them).
 SimdIsa HostReduceIsa();

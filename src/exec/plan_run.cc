@@ -9,7 +9,17 @@ namespace strata {
 PlanRun::PlanRun(const Plan& plan, void* const* buffers, ConnectionTable* conns)
     : plan_(plan), buffers_(buffers), conns_(conns), esize_(DataTypeSize(plan.dtype)) {}
 
+namespace {
+// Larger outputs than this leave the last-level cache before anyone reads them again.
+constexpr uint64_t kStreamOutputBytes = 16ull << 20;
+}  // namespace
+
 Status PlanRun::init() {
+  uint64_t outputBytes = 0;
+  for (const PlanQueue& q : plan_.queues)
+    for (const Step& s : q.steps)
+      if (s.dst.buf == kRecvBuf && s.op != StepOp::Copy && s.op != StepOp::LocalReduce) outputBytes += s.count * esize_;
+  streamOutput_ = outputBytes >= kStreamOutputBytes;
   for (const PlanQueue& q : plan_.queues) {
     QueueState qs;
     qs.queue = &q;
@@ -76,7 +86,7 @@ Status PlanRun::advanceQueue(QueueState& q, bool* progressed) {
     const size_t bytes = n * esize_;
     switch (s.op) {
       case StepOp::Send: HostCopy(outSlot, at(s.src, q.done), bytes); break;
-      case StepOp::Recv: HostCopy(at(s.dst, q.done), inSlot, bytes); break;
+      case StepOp::Recv: (streamOutput_ ? HostCopyStreaming : HostCopy)(at(s.dst, q.done), inSlot, bytes); break;
       case StepOp::RecvReduce:
         HostReduce(at(s.dst, q.done), at(s.src, q.done), inSlot, n, plan_.dtype, plan_.op, divisor);
         break;
@@ -84,12 +94,12 @@ Status PlanRun::advanceQueue(QueueState& q, bool* progressed) {
         HostReduce(outSlot, at(s.src, q.done), inSlot, n, plan_.dtype, plan_.op, divisor);
         break;
       case StepOp::RecvReduceCopySend:
-        HostReduce(at(s.dst, q.done), at(s.src, q.done), inSlot, n, plan_.dtype, plan_.op, divisor);
-        HostCopy(outSlot, at(s.dst, q.done), bytes);
+        HostReduce(outSlot, at(s.src, q.done), inSlot, n, plan_.dtype, plan_.op, divisor);
+        (streamOutput_ ? HostCopyStreaming : HostCopy)(at(s.dst, q.done), outSlot, bytes);
         break;
       case StepOp::RecvCopySend:
         HostCopy(outSlot, inSlot, bytes);
-        HostCopy(at(s.dst, q.done), inSlot, bytes);
+        (streamOutput_ ? HostCopyStreaming : HostCopy)(at(s.dst, q.done), inSlot, bytes);
         break;
       default: break;
     }

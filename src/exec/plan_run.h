@@ -51,6 +51,8 @@ class PlanRun {
   std::vector<QueueState> queues_;
   std::vector<SendConnection*> sendConns_;  // distinct, for progress and flush
   std::vector<RecvConnection*> recvConns_;
+  // The output is too large to stay in cache: write it with streaming stores (see HostCopyStreaming).
+  bool streamOutput_ = false;
   bool finished_ = false;
   bool flushed_ = false;
 };

@@ -138,6 +138,11 @@ void HostCopy(void* dst, const void* src, size_t bytes) {
   }
 }
 
+void HostCopyStreaming(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0 || dst == src) return;
+  StreamingCopy(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), bytes);
+}
+
 SimdIsa HostReduceIsa() { return static_cast<SimdIsa>(CurrentIsa().load(std::memory_order_relaxed)); }
 
 const char* SimdIsaName(SimdIsa isa) {
