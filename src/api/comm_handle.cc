@@ -60,8 +60,9 @@ Status CloseComm(strataComm* comm, bool abort) {
                  static_cast<void*>(comm));
   int expected = strataComm::kLive;
   if (!comm->state.compare_exchange_strong(expected, strataComm::kClosing)) {
-    if (abort && expected != strataComm::kClosing) return Status::Ok();  // aborting twice is harmless
-    return MakeError(strataInvalidUsage, "communicator was already destroyed or aborted");
+    if (abort && expected == strataComm::kAborted) return Status::Ok();  // aborting twice is harmless
+    if (expected == strataComm::kDestroyed) return MakeError(strataInvalidUsage, "communicator was destroyed");
+    return MakeError(strataCommAborted, "communicator was aborted or is being destroyed");
   }
   if (abort) comm->impl->abort();
   // Calls in flight see the abort flag (or finish) and leave.

@@ -1,7 +1,7 @@
 // TCP connections: the FIFO slots live in local memory on both sides; the executor's progress calls
-// ship full slots from the sender's FIFO into free slots of the receiver's. Slot i of a connection
-// travels on socket i % K of the peer's bundle, so K sockets share the load and each still delivers
-// in order.
+// ship full slots from the sender's FIFO into free slots of the receiver's. A large slot is cut into
+// pieces carried by the K sockets of the bundle in parallel (socket 0 also carries each slot's
+// header); a small one travels on socket 0 alone, so a short message costs one send and one receive.
 #pragma once
 
 #include <memory>
@@ -11,11 +11,14 @@
 
 namespace strata {
 
-// Frame header in front of every slot on the wire.
+// Header in front of every slot on socket 0.
 struct TcpFrameHeader {
   uint32_t bytes;
   uint32_t seq;  // low 32 bits of the slot sequence number, checked by the receiver
 };
+
+// The byte range of a slot of `bytes` that socket j of k carries.
+void TcpPieceRange(size_t bytes, int j, int k, size_t* begin, size_t* end);
 
 // Slot memory owned by one TCP connection.
 class LocalSlots {
@@ -32,6 +35,14 @@ class LocalSlots {
   size_t slotBytes_;
 };
 
+// Progress of one socket through the slot sequence.
+struct TcpSockState {
+  uint64_t seq = 0;   // next slot this socket works on
+  size_t done = 0;    // bytes of it moved so far (header included on socket 0)
+  bool closed = false;
+  TcpFrameHeader hdr{};
+};
+
 class TcpSendConnection : public SendConnection {
  public:
   TcpSendConnection(int peer, std::vector<int> fds, int nslots, size_t slotBytes);
@@ -43,15 +54,11 @@ class TcpSendConnection : public SendConnection {
   void addPollFds(std::vector<pollfd>* fds) override;
 
  private:
-  struct SockState {
-    uint64_t seq;   // next slot this socket carries
-    size_t sent;    // bytes of that frame already written
-  };
+  Status pushSocket(size_t j, bool* progressed);
   LocalSlots slots_;
   std::vector<int> fds_;
-  std::vector<SockState> socks_;
+  std::vector<TcpSockState> socks_;
   uint32_t sizes_[kMaxSlots] = {};
-  bool done_[kMaxSlots] = {};
   uint64_t head_ = 0, tail_ = 0;
 };
 
@@ -65,18 +72,15 @@ class TcpRecvConnection : public RecvConnection {
   void addPollFds(std::vector<pollfd>* fds) override;
 
  private:
-  struct SockState {
-    uint64_t seq;
-    size_t got;  // bytes of the current frame received (header included)
-    TcpFrameHeader hdr;
-    bool closed;  // the peer closed this socket
-  };
+  Status pullSocket(size_t j, bool* progressed);
   bool slotFree(uint64_t seq) const { return seq - tail_ < static_cast<uint64_t>(slots_.nslots()); }
+  // Socket j may work on its next slot: the slot is free and its size is known (from socket 0).
+  bool ready(size_t j) const;
   LocalSlots slots_;
   std::vector<int> fds_;
-  std::vector<SockState> socks_;
+  std::vector<TcpSockState> socks_;
   uint32_t sizes_[kMaxSlots] = {};
-  bool filled_[kMaxSlots] = {};
+  uint64_t known_[kMaxSlots];  // which slot's header socket 0 has read, per FIFO position
   uint64_t head_ = 0, tail_ = 0;
 };
 

@@ -1,0 +1,427 @@
+// Every API entry point with bad input returns the right code and leaves a message in strataGetLastError()
+// that names what was wrong. Most cases need no peers: a 1-rank communicator made in the test process.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "mp/mp_harness.h"
+
+namespace strata {
+namespace test {
+namespace {
+
+// Out-of-range enum values as a C caller could pass them (opaque to the optimizer).
+strataDataType_t Type(int v) {
+  volatile int x = v;
+  return static_cast<strataDataType_t>(x);
+}
+strataRedOp_t Op(int v) {
+  volatile int x = v;
+  return static_cast<strataRedOp_t>(x);
+}
+
+// Leaves a known message behind, so that a call that fails without setting its own cannot pass on a stale one.
+void ResetLastError() { (void)strataGetVersion(nullptr); }
+
+// "" when `rc` is `want` and the last error mentions every word; else what differs.
+std::string CheckFails(strataResult_t rc, strataResult_t want, const std::vector<std::string>& words,
+                       const char* call) {
+  const std::string msg = strataGetLastError(nullptr);
+  std::string err;
+  if (rc != want)
+    err += std::string(call) + " returned " + std::to_string(rc) + " (" + strataGetErrorString(rc) + "), want " +
+           std::to_string(want) + " (" + strataGetErrorString(want) + "); last error: \"" + msg + "\"\n";
+  for (const std::string& w : words)
+    if (msg.find(w) == std::string::npos)
+      err += std::string(call) + ": last error \"" + msg + "\" does not mention \"" + w + "\"\n";
+  return err;
+}
+
+#define EXPECT_FAILS(call, code, ...)                                       \
+  do {                                                                      \
+    ResetLastError();                                                       \
+    const strataResult_t rc_ = (call);                                      \
+    const std::string err_ = CheckFails(rc_, (code), {__VA_ARGS__}, #call); \
+    if (!err_.empty()) ADD_FAILURE() << err_;                               \
+  } while (0)
+
+// The same inside a forked rank, where failures travel back as text.
+#define CHILD_EXPECT_FAILS(errs, call, code, ...)            \
+  do {                                                       \
+    ResetLastError();                                        \
+    const strataResult_t rc_ = (call);                       \
+    (errs) += CheckFails(rc_, (code), {__VA_ARGS__}, #call); \
+  } while (0)
+
+strataComm_t MakeOneRankComm() {
+  strataUniqueId id;
+  strataComm_t c = nullptr;
+  if (strataGetUniqueId(&id) != strataSuccess || strataCommInitRank(&c, 1, id, 0) != strataSuccess) {
+    ADD_FAILURE() << "could not make a 1-rank communicator: " << strataGetLastError(nullptr);
+    return nullptr;
+  }
+  return c;
+}
+
+class OneRankComm : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    comm_ = MakeOneRankComm();
+    ASSERT_NE(comm_, nullptr);
+  }
+  void TearDown() override {
+    if (comm_) {
+      EXPECT_EQ(strataCommDestroy(comm_), strataSuccess) << strataGetLastError(nullptr);
+    }
+  }
+  strataComm_t comm_ = nullptr;
+  float a_[16] = {}, b_[16] = {};
+};
+
+// Every entry point that takes a communicator, called with `c` and otherwise valid arguments; each must
+// fail with `code` and a message that mentions every word.
+void ExpectEveryCommCallFails(strataComm_t c, strataResult_t code, const std::vector<std::string>& words) {
+  float a[4] = {}, b[4] = {};
+  int n = 0;
+  strataResult_t async = strataSuccess;
+  strataComm_t sub = nullptr;
+  EXPECT_FAILS(strataAllReduce(a, b, 1, strataFloat32, strataSum, c, nullptr), code, words);
+  EXPECT_FAILS(strataBroadcast(a, b, 1, strataFloat32, 0, c, nullptr), code, words);
+  EXPECT_FAILS(strataReduce(a, b, 1, strataFloat32, strataSum, 0, c, nullptr), code, words);
+  EXPECT_FAILS(strataAllGather(a, b, 1, strataFloat32, c, nullptr), code, words);
+  EXPECT_FAILS(strataReduceScatter(a, b, 1, strataFloat32, strataSum, c, nullptr), code, words);
+  EXPECT_FAILS(strataAlltoAll(a, b, 1, strataFloat32, c, nullptr), code, words);
+  EXPECT_FAILS(strataSend(a, 1, strataFloat32, 0, c, nullptr), code, words);
+  EXPECT_FAILS(strataRecv(b, 1, strataFloat32, 0, c, nullptr), code, words);
+  EXPECT_FAILS(strataBarrier(c), code, words);
+  EXPECT_FAILS(strataCommSplit(c, 0, 0, &sub, nullptr), code, words);
+  EXPECT_EQ(sub, nullptr);
+  EXPECT_FAILS(strataCommCount(c, &n), code, words);
+  EXPECT_FAILS(strataCommUserRank(c, &n), code, words);
+  EXPECT_FAILS(strataCommGetAsyncError(c, &async), code, words);
+}
+
+// ---- the communicator itself ----
+
+TEST(BadCommunicator, Null) {
+  ExpectEveryCommCallFails(nullptr, strataInvalidArgument, {"communicator", "NULL"});
+  EXPECT_FAILS(strataCommDestroy(nullptr), strataInvalidArgument, "communicator", "NULL");
+  EXPECT_FAILS(strataCommAbort(nullptr), strataInvalidArgument, "communicator", "NULL");
+}
+
+TEST(BadCommunicator, NeverCreatedByStrata) {
+  alignas(64) char fake[256] = {};
+  const strataComm_t c = reinterpret_cast<strataComm_t>(fake);
+  char addr[32];
+  std::snprintf(addr, sizeof(addr), "%p", static_cast<void*>(fake));
+  ExpectEveryCommCallFails(c, strataInvalidArgument, {"communicator", addr});
+  EXPECT_FAILS(strataCommDestroy(c), strataInvalidArgument, "communicator", addr);
+  EXPECT_FAILS(strataCommAbort(c), strataInvalidArgument, "communicator", addr);
+}
+
+TEST(BadCommunicator, Destroyed) {
+  const strataComm_t c = MakeOneRankComm();
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(strataCommDestroy(c), strataSuccess);
+  ExpectEveryCommCallFails(c, strataInvalidUsage, {"destroyed"});
+  EXPECT_FAILS(strataCommDestroy(c), strataInvalidUsage, "destroyed");
+}
+
+// A destroyed handle stays a tombstone so that later calls get a clear error; abort is one of those calls.
+TEST(BadCommunicator, AbortAfterDestroy) {
+  const strataComm_t c = MakeOneRankComm();
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(strataCommDestroy(c), strataSuccess);
+  EXPECT_FAILS(strataCommAbort(c), strataInvalidUsage, "destroyed");
+}
+
+TEST(BadCommunicator, Aborted) {
+  const strataComm_t c = MakeOneRankComm();
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(strataCommAbort(c), strataSuccess);
+  ExpectEveryCommCallFails(c, strataCommAborted, {"aborted"});
+  EXPECT_EQ(strataCommAbort(c), strataSuccess) << "aborting twice should be harmless";
+}
+
+// ---- buffers ----
+
+TEST_F(OneRankComm, NullBuffersWithACount) {
+  float* const x = nullptr;
+  EXPECT_FAILS(strataAllReduce(x, b_, 1, strataFloat32, strataSum, comm_, nullptr), strataInvalidArgument, "sendbuff",
+               "NULL");
+  EXPECT_FAILS(strataAllReduce(a_, x, 1, strataFloat32, strataSum, comm_, nullptr), strataInvalidArgument, "recvbuff",
+               "NULL");
+  // On a 1-rank communicator this rank is the root, so the root-only buffers are required too.
+  EXPECT_FAILS(strataBroadcast(x, b_, 1, strataFloat32, 0, comm_, nullptr), strataInvalidArgument, "sendbuff", "NULL");
+  EXPECT_FAILS(strataBroadcast(a_, x, 1, strataFloat32, 0, comm_, nullptr), strataInvalidArgument, "recvbuff", "NULL");
+  EXPECT_FAILS(strataReduce(x, b_, 1, strataFloat32, strataSum, 0, comm_, nullptr), strataInvalidArgument, "sendbuff",
+               "NULL");
+  EXPECT_FAILS(strataReduce(a_, x, 1, strataFloat32, strataSum, 0, comm_, nullptr), strataInvalidArgument, "recvbuff",
+               "NULL");
+  EXPECT_FAILS(strataAllGather(x, b_, 1, strataFloat32, comm_, nullptr), strataInvalidArgument, "sendbuff", "NULL");
+  EXPECT_FAILS(strataAllGather(a_, x, 1, strataFloat32, comm_, nullptr), strataInvalidArgument, "recvbuff", "NULL");
+  EXPECT_FAILS(strataReduceScatter(x, b_, 1, strataFloat32, strataSum, comm_, nullptr), strataInvalidArgument,
+               "sendbuff", "NULL");
+  EXPECT_FAILS(strataReduceScatter(a_, x, 1, strataFloat32, strataSum, comm_, nullptr), strataInvalidArgument,
+               "recvbuff", "NULL");
+  EXPECT_FAILS(strataAlltoAll(x, b_, 1, strataFloat32, comm_, nullptr), strataInvalidArgument, "sendbuff", "NULL");
+  EXPECT_FAILS(strataAlltoAll(a_, x, 1, strataFloat32, comm_, nullptr), strataInvalidArgument, "recvbuff", "NULL");
+  EXPECT_FAILS(strataSend(x, 1, strataFloat32, 0, comm_, nullptr), strataInvalidArgument, "sendbuff", "NULL");
+  EXPECT_FAILS(strataRecv(x, 1, strataFloat32, 0, comm_, nullptr), strataInvalidArgument, "recvbuff", "NULL");
+}
+
+TEST_F(OneRankComm, NullBuffersWithCountZeroAreAllowed) {
+  EXPECT_EQ(strataAllReduce(nullptr, nullptr, 0, strataFloat32, strataSum, comm_, nullptr), strataSuccess)
+      << strataGetLastError(comm_);
+  EXPECT_EQ(strataBroadcast(nullptr, nullptr, 0, strataFloat32, 0, comm_, nullptr), strataSuccess)
+      << strataGetLastError(comm_);
+  EXPECT_EQ(strataReduce(nullptr, nullptr, 0, strataFloat32, strataSum, 0, comm_, nullptr), strataSuccess)
+      << strataGetLastError(comm_);
+  EXPECT_EQ(strataAllGather(nullptr, nullptr, 0, strataFloat32, comm_, nullptr), strataSuccess)
+      << strataGetLastError(comm_);
+  EXPECT_EQ(strataReduceScatter(nullptr, nullptr, 0, strataFloat32, strataSum, comm_, nullptr), strataSuccess)
+      << strataGetLastError(comm_);
+  EXPECT_EQ(strataAlltoAll(nullptr, nullptr, 0, strataFloat32, comm_, nullptr), strataSuccess)
+      << strataGetLastError(comm_);
+  ASSERT_EQ(strataGroupStart(), strataSuccess);
+  EXPECT_EQ(strataSend(nullptr, 0, strataFloat32, 0, comm_, nullptr), strataSuccess) << strataGetLastError(comm_);
+  EXPECT_EQ(strataRecv(nullptr, 0, strataFloat32, 0, comm_, nullptr), strataSuccess) << strataGetLastError(comm_);
+  EXPECT_EQ(strataGroupEnd(), strataSuccess) << strataGetLastError(comm_);
+}
+
+// ---- datatype, op, root, peer ----
+
+TEST_F(OneRankComm, UnknownDatatype) {
+  for (int bad : {-1, static_cast<int>(strataNumTypes)}) {
+    SCOPED_TRACE("datatype " + std::to_string(bad));
+    const std::string v = std::to_string(bad);
+    const strataDataType_t t = Type(bad);
+    EXPECT_FAILS(strataAllReduce(a_, b_, 1, t, strataSum, comm_, nullptr), strataInvalidArgument, "datatype", v);
+    EXPECT_FAILS(strataBroadcast(a_, b_, 1, t, 0, comm_, nullptr), strataInvalidArgument, "datatype", v);
+    EXPECT_FAILS(strataReduce(a_, b_, 1, t, strataSum, 0, comm_, nullptr), strataInvalidArgument, "datatype", v);
+    EXPECT_FAILS(strataAllGather(a_, b_, 1, t, comm_, nullptr), strataInvalidArgument, "datatype", v);
+    EXPECT_FAILS(strataReduceScatter(a_, b_, 1, t, strataSum, comm_, nullptr), strataInvalidArgument, "datatype", v);
+    EXPECT_FAILS(strataAlltoAll(a_, b_, 1, t, comm_, nullptr), strataInvalidArgument, "datatype", v);
+    EXPECT_FAILS(strataSend(a_, 1, t, 0, comm_, nullptr), strataInvalidArgument, "datatype", v);
+    EXPECT_FAILS(strataRecv(b_, 1, t, 0, comm_, nullptr), strataInvalidArgument, "datatype", v);
+  }
+}
+
+TEST_F(OneRankComm, UnknownOp) {
+  for (int bad : {-1, static_cast<int>(strataNumOps)}) {
+    SCOPED_TRACE("op " + std::to_string(bad));
+    const std::string v = std::to_string(bad);
+    const strataRedOp_t op = Op(bad);
+    EXPECT_FAILS(strataAllReduce(a_, b_, 1, strataFloat32, op, comm_, nullptr), strataInvalidArgument, "op", v);
+    EXPECT_FAILS(strataReduce(a_, b_, 1, strataFloat32, op, 0, comm_, nullptr), strataInvalidArgument, "op", v);
+    EXPECT_FAILS(strataReduceScatter(a_, b_, 1, strataFloat32, op, comm_, nullptr), strataInvalidArgument, "op", v);
+  }
+}
+
+TEST_F(OneRankComm, RootOutOfRange) {
+  for (int bad : {-1, 1}) {
+    SCOPED_TRACE("root " + std::to_string(bad));
+    const std::string v = "root " + std::to_string(bad);
+    EXPECT_FAILS(strataBroadcast(a_, b_, 1, strataFloat32, bad, comm_, nullptr), strataInvalidArgument, v);
+    EXPECT_FAILS(strataReduce(a_, b_, 1, strataFloat32, strataSum, bad, comm_, nullptr), strataInvalidArgument, v);
+  }
+}
+
+TEST_F(OneRankComm, PeerOutOfRange) {
+  for (int bad : {-1, 1}) {
+    SCOPED_TRACE("peer " + std::to_string(bad));
+    const std::string v = "peer " + std::to_string(bad);
+    EXPECT_FAILS(strataSend(a_, 1, strataFloat32, bad, comm_, nullptr), strataInvalidArgument, v);
+    EXPECT_FAILS(strataRecv(b_, 1, strataFloat32, bad, comm_, nullptr), strataInvalidArgument, v);
+    // Inside a group the call is refused at once and nothing is queued.
+    ASSERT_EQ(strataGroupStart(), strataSuccess);
+    EXPECT_FAILS(strataSend(a_, 1, strataFloat32, bad, comm_, nullptr), strataInvalidArgument, v);
+    EXPECT_EQ(strataGroupEnd(), strataSuccess) << strataGetLastError(comm_);
+  }
+}
+
+// ---- sizes ----
+
+TEST_F(OneRankComm, ByteSizeOverflowsSizeT) {
+  const size_t n = SIZE_MAX / 2;  // x 4 bytes of fp32 wraps
+  EXPECT_FAILS(strataAllReduce(a_, b_, n, strataFloat32, strataSum, comm_, nullptr), strataInvalidArgument, "overflow");
+  EXPECT_FAILS(strataBroadcast(a_, b_, n, strataFloat32, 0, comm_, nullptr), strataInvalidArgument, "overflow");
+  EXPECT_FAILS(strataReduce(a_, b_, n, strataFloat32, strataSum, 0, comm_, nullptr), strataInvalidArgument, "overflow");
+  EXPECT_FAILS(strataSend(a_, n, strataFloat32, 0, comm_, nullptr), strataInvalidArgument, "overflow");
+  EXPECT_FAILS(strataRecv(b_, n, strataFloat32, 0, comm_, nullptr), strataInvalidArgument, "overflow");
+  // SIZE_MAX / (2 * nranks) + 1 fp16 elements times nranks wraps.
+  const size_t m = SIZE_MAX / 2 + 1;
+  EXPECT_FAILS(strataAllGather(a_, b_, m, strataFloat16, comm_, nullptr), strataInvalidArgument, "overflow");
+  EXPECT_FAILS(strataReduceScatter(a_, b_, m, strataFloat16, strataSum, comm_, nullptr), strataInvalidArgument,
+               "overflow");
+  EXPECT_FAILS(strataAlltoAll(a_, b_, m, strataFloat16, comm_, nullptr), strataInvalidArgument, "overflow");
+}
+
+// With 2 ranks: counts whose bytes fit but whose nranks-fold buffers do not, and the root-only buffers that
+// may be NULL on the other ranks (as in NCCL).
+TEST(BadInputTwoRanks, SizesAndRootOnlyBuffers) {
+  MpOptions o;
+  o.nranks = 2;
+  const MpResult r = RunRanks(o, [](int rank, int n, strataComm_t comm) -> std::string {
+    std::string errs;
+    float a[4] = {1, 2, 3, 4}, b[8] = {};
+    const size_t m = SIZE_MAX / (2 * n) + 1;  // m * 2 bytes fits; m * 2 * n does not
+    // Refused by every rank before anything moves, so no rank waits for another.
+    CHILD_EXPECT_FAILS(errs, strataAllGather(a, b, m, strataFloat16, comm, nullptr), strataInvalidArgument, "overflow");
+    CHILD_EXPECT_FAILS(errs, strataReduceScatter(a, b, m, strataFloat16, strataSum, comm, nullptr),
+                       strataInvalidArgument, "overflow");
+    CHILD_EXPECT_FAILS(errs, strataAlltoAll(a, b, m, strataFloat16, comm, nullptr), strataInvalidArgument, "overflow");
+    CHILD_EXPECT_FAILS(errs, strataSend(a, 1, strataFloat32, n, comm, nullptr), strataInvalidArgument,
+                       "peer " + std::to_string(n));
+    CHILD_EXPECT_FAILS(errs, strataBroadcast(a, b, 1, strataFloat32, n, comm, nullptr), strataInvalidArgument,
+                       "root " + std::to_string(n));
+    // Broadcast reads sendbuff only on the root, Reduce writes recvbuff only on the root.
+    strataResult_t rc = strataBroadcast(rank == 0 ? a : nullptr, b, 4, strataFloat32, 0, comm, nullptr);
+    if (rc != strataSuccess)
+      errs += std::string("Broadcast with NULL sendbuff on a non-root: ") + strataGetLastError(comm) + "\n";
+    else if (b[3] != 4)
+      errs += "Broadcast with NULL sendbuff on a non-root gave a wrong result\n";
+    rc = strataReduce(a, rank == 1 ? b : nullptr, 4, strataFloat32, strataSum, 1, comm, nullptr);
+    if (rc != strataSuccess)
+      errs += std::string("Reduce with NULL recvbuff on a non-root: ") + strataGetLastError(comm) + "\n";
+    else if (rank == 1 && b[3] != 8)
+      errs += "Reduce with NULL recvbuff on a non-root gave a wrong result\n";
+    return errs;
+  });
+  EXPECT_TRUE(r.ok()) << r.summary();
+}
+
+// ---- groups ----
+
+TEST(BadGroup, EndWithoutStart) {
+  EXPECT_FAILS(strataGroupEnd(), strataInvalidUsage, "strataGroupStart");
+  // Nesting counts: the second end closes the group, the third has no start.
+  ASSERT_EQ(strataGroupStart(), strataSuccess);
+  ASSERT_EQ(strataGroupStart(), strataSuccess);
+  EXPECT_EQ(strataGroupEnd(), strataSuccess);
+  EXPECT_EQ(strataGroupEnd(), strataSuccess);
+  EXPECT_FAILS(strataGroupEnd(), strataInvalidUsage, "strataGroupStart");
+}
+
+// ---- init ----
+
+TEST(BadInit, InitRankArguments) {
+  strataUniqueId id;
+  ASSERT_EQ(strataGetUniqueId(&id), strataSuccess) << strataGetLastError(nullptr);
+  strataComm_t c = nullptr;
+  EXPECT_FAILS(strataCommInitRank(&c, 0, id, 0), strataInvalidArgument, "nranks", "0");
+  EXPECT_FAILS(strataCommInitRank(&c, -3, id, 0), strataInvalidArgument, "nranks", "-3");
+  EXPECT_FAILS(strataCommInitRank(&c, 2, id, 2), strataInvalidArgument, "rank 2");
+  EXPECT_FAILS(strataCommInitRank(&c, 2, id, -1), strataInvalidArgument, "rank -1");
+  EXPECT_EQ(c, nullptr);
+  EXPECT_FAILS(strataCommInitRank(nullptr, 1, id, 0), strataInvalidArgument, "NULL");
+  strataUniqueId zeros;
+  std::memset(&zeros, 0, sizeof(zeros));
+  EXPECT_FAILS(strataCommInitRank(&c, 1, zeros, 0), strataInvalidArgument, "unique id");
+  EXPECT_FAILS(strataGetUniqueId(nullptr), strataInvalidArgument, "NULL");
+}
+
+TEST(BadInit, ConfigNotFromInitializer) {
+  strataUniqueId id;
+  ASSERT_EQ(strataGetUniqueId(&id), strataSuccess) << strataGetLastError(nullptr);
+  strataComm_t c = nullptr;
+  strataConfig_t garbage;
+  std::memset(&garbage, 0x5a, sizeof(garbage));
+  EXPECT_FAILS(strataCommInitRankConfig(&c, 1, id, 0, &garbage), strataInvalidArgument, "STRATA_CONFIG_INITIALIZER");
+  strataConfig_t cfg = STRATA_CONFIG_INITIALIZER;
+  cfg.timeoutMs = 0;
+  EXPECT_FAILS(strataCommInitRankConfig(&c, 1, id, 0, &cfg), strataInvalidArgument, "timeout");
+  cfg = STRATA_CONFIG_INITIALIZER;
+  cfg.nChannels = 17;
+  EXPECT_FAILS(strataCommInitRankConfig(&c, 1, id, 0, &cfg), strataInvalidArgument, "channel", "17");
+  cfg = STRATA_CONFIG_INITIALIZER;
+  cfg.nSocketsPerPeer = 0;
+  EXPECT_FAILS(strataCommInitRankConfig(&c, 1, id, 0, &cfg), strataInvalidArgument, "sockets");
+  EXPECT_EQ(c, nullptr);
+}
+
+TEST_F(OneRankComm, SplitArguments) {
+  strataComm_t sub = nullptr;
+  EXPECT_FAILS(strataCommSplit(comm_, -5, 0, &sub, nullptr), strataInvalidArgument, "color", "-5");
+  EXPECT_FAILS(strataCommSplit(comm_, 0, 0, nullptr, nullptr), strataInvalidArgument, "newcomm");
+  strataConfig_t garbage;
+  std::memset(&garbage, 0x5a, sizeof(garbage));
+  EXPECT_FAILS(strataCommSplit(comm_, 0, 0, &sub, &garbage), strataInvalidArgument, "STRATA_CONFIG_INITIALIZER");
+  EXPECT_EQ(sub, nullptr);
+}
+
+// In a forked process, since it changes the environment.
+TEST(BadInit, FromEnvironment) {
+  MpOptions o;
+  o.nranks = 1;
+  const MpResult r = RunProcesses(o, [](int, int, strataComm_t) -> std::string {
+    std::string errs;
+    for (const char* v : {"STRATA_RANK", "STRATA_NRANKS", "STRATA_ROOT_ADDR", "STRATA_SECRET", "RANK", "WORLD_SIZE",
+                          "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"})
+      unsetenv(v);
+    strataComm_t c = nullptr;
+    CHILD_EXPECT_FAILS(errs, strataCommInitFromEnv(nullptr, nullptr), strataInvalidArgument, "NULL");
+    CHILD_EXPECT_FAILS(errs, strataCommInitFromEnv(&c, nullptr), strataInvalidArgument, "launcher");
+    setenv("STRATA_RANK", "abc", 1);
+    setenv("STRATA_NRANKS", "2", 1);
+    CHILD_EXPECT_FAILS(errs, strataCommInitFromEnv(&c, nullptr), strataInvalidArgument, "STRATA_RANK", "abc");
+    setenv("STRATA_RANK", "0", 1);
+    CHILD_EXPECT_FAILS(errs, strataCommInitFromEnv(&c, nullptr), strataInvalidArgument, "STRATA_ROOT_ADDR");
+    setenv("STRATA_ROOT_ADDR", "127.0.0.1:1", 1);
+    setenv("STRATA_RANK", "3", 1);
+    CHILD_EXPECT_FAILS(errs, strataCommInitFromEnv(&c, nullptr), strataInvalidArgument, "rank 3 of 2");
+    setenv("STRATA_RANK", "0", 1);
+    setenv("STRATA_SECRET", "zz", 1);
+    CHILD_EXPECT_FAILS(errs, strataCommInitFromEnv(&c, nullptr), strataInvalidArgument, "STRATA_SECRET");
+    unsetenv("STRATA_SECRET");
+    strataConfig_t garbage;
+    std::memset(&garbage, 0x5a, sizeof(garbage));
+    CHILD_EXPECT_FAILS(errs, strataCommInitFromEnv(&c, &garbage), strataInvalidArgument, "STRATA_CONFIG_INITIALIZER");
+    if (c != nullptr) errs += "a failed strataCommInitFromEnv left a communicator\n";
+    return errs;
+  });
+  EXPECT_TRUE(r.ok()) << r.summary();
+}
+
+// ---- queries and strings ----
+
+TEST(BadQuery, NullOutputPointers) {
+  (void)strataGroupEnd();  // a different last error than the one expected below
+  EXPECT_EQ(strataGetVersion(nullptr), strataInvalidArgument);
+  EXPECT_NE(std::string(strataGetLastError(nullptr)).find("version"), std::string::npos) << strataGetLastError(nullptr);
+  int v = 0;
+  EXPECT_EQ(strataGetVersion(&v), strataSuccess);
+  EXPECT_EQ(v, STRATA_VERSION);
+
+  const strataComm_t c = MakeOneRankComm();
+  ASSERT_NE(c, nullptr);
+  EXPECT_FAILS(strataCommCount(c, nullptr), strataInvalidArgument, "count", "NULL");
+  EXPECT_FAILS(strataCommUserRank(c, nullptr), strataInvalidArgument, "rank", "NULL");
+  EXPECT_FAILS(strataCommGetAsyncError(c, nullptr), strataInvalidArgument, "asyncError", "NULL");
+  EXPECT_EQ(strataCommDestroy(c), strataSuccess);
+}
+
+TEST(ErrorStrings, EveryCodeHasOne) {
+  const std::string unknown = strataGetErrorString(static_cast<strataResult_t>(99));
+  EXPECT_FALSE(unknown.empty());
+  for (int code = 0; code < strataNumResults; ++code) {
+    const char* s = strataGetErrorString(static_cast<strataResult_t>(code));
+    ASSERT_NE(s, nullptr) << code;
+    EXPECT_GT(std::strlen(s), 0u) << code;
+  }
+  // The codes strata defines each have their own text.
+  for (strataResult_t code :
+       {strataSuccess, strataUnhandledCudaError, strataSystemError, strataInternalError, strataInvalidArgument,
+        strataInvalidUsage, strataRemoteError, strataInProgress, strataTimeout, strataCommAborted})
+    EXPECT_NE(strataGetErrorString(code), unknown) << code;
+  EXPECT_FALSE(std::string(strataGetErrorString(static_cast<strataResult_t>(-1))).empty());
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace strata
