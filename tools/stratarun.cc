@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -40,13 +41,16 @@ constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 using Clock = std::chrono::steady_clock;
 
 const char kUsage[] =
-    "usage: stratarun -n N [--nodes K] [--tag-output] [--timeout SEC] [-x VAR[=VALUE]]... PROG [ARGS...]\n"
+    "usage: stratarun -n N [--nodes K] [--bind core|none] [--tag-output] [--timeout SEC] [-x VAR[=VALUE]]...\n"
+    "                 PROG [ARGS...]\n"
     "\n"
     "Starts N local ranks of PROG with STRATA_RANK, STRATA_NRANKS, STRATA_LOCAL_RANK, STRATA_LOCAL_SIZE,\n"
     "STRATA_ROOT_ADDR and STRATA_SECRET set; rank 0 also gets STRATA_ROOT_FD, a listening socket.\n"
     "\n"
     "  -n, -np N        number of ranks, 1 to 4096\n"
     "  --nodes K        split the ranks into K fake hosts (sets STRATA_HOSTID=node<k>)\n"
+    "  --bind core|none pin rank i to the i-th CPU stratarun may run on (default: core when there are\n"
+    "                   at least as many CPUs as ranks, else none)\n"
     "  --tag-output     prefix every line of output with [rank]\n"
     "  --timeout SEC    stop all ranks after SEC seconds and exit 124\n"
     "  -x VAR=VALUE     set VAR for all ranks (-x VAR passes VAR through, as mpirun does)\n"
@@ -59,6 +63,7 @@ struct Options {
   int nranks = 0;
   int nnodes = 0;  // 0: no --nodes; STRATA_HOSTID stays as inherited.
   bool tag_output = false;
+  int bind = -1;  // 1 core, 0 none, -1 decided by the CPU count.
   double timeout_sec = 0;             // 0: no timeout.
   std::vector<std::string> set_vars;  // "VAR=VALUE" from -x.
   std::vector<char*> argv;            // PROG ARGS..., null-terminated.
@@ -121,6 +126,13 @@ enum class ParseResult { kRun, kHelp, kError };
         return ParseResult::kError;
       }
       opt->nnodes = static_cast<int>(number);
+    } else if (name == "--bind") {
+      if (!take_value()) return ParseResult::kError;
+      if (value != "core" && value != "none") {
+        *error = "--bind must be core or none, got '" + value + "'";
+        return ParseResult::kError;
+      }
+      opt->bind = value == "core" ? 1 : 0;
     } else if (name == "--tag-output") {
       if (!no_value()) return ParseResult::kError;
       opt->tag_output = true;
@@ -378,6 +390,16 @@ class Launcher {
 
   void StartRanks() {
     const int n = opt_.nranks;
+    // Pinning as mpirun does for small jobs: ranks forked on one CPU otherwise share it until the
+    // scheduler spreads them, which takes long enough to halve a short benchmark's bandwidth.
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) {
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &allowed)) cpus_.push_back(c);
+    }
+    const bool bind = opt_.bind == 1 || (opt_.bind < 0 && n <= static_cast<int>(cpus_.size()));
+    if (!bind) cpus_.clear();
     const int nodes = opt_.nnodes > 0 ? opt_.nnodes : 1;
     const std::vector<std::string> base_env = BaseEnvironment();
     ranks_.resize(n);
@@ -459,6 +481,12 @@ class Launcher {
     if (out_fd >= 0 && (dup2(out_fd, STDOUT_FILENO) < 0 || dup2(err_fd, STDERR_FILENO) < 0)) _exit(127);
     // Every other descriptor of ours is close-on-exec, so only rank 0 inherits the listener.
     if (rank == 0) fcntl(listen_fd_, F_SETFD, 0);
+    if (!cpus_.empty()) {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpus_[rank % cpus_.size()], &one);
+      sched_setaffinity(0, sizeof(one), &one);
+    }
     environ = envp;
     execvp(opt_.argv[0], opt_.argv.data());
     dprintf(STDERR_FILENO, "stratarun: cannot execute %s: %s\n", opt_.argv[0], strerror(errno));
@@ -684,6 +712,7 @@ class Launcher {
   int listen_fd_ = -1;
   int port_ = 0;
   rlimit original_nofile_{};
+  std::vector<int> cpus_;  // CPUs to pin ranks to, in order; empty: no pinning
   sigset_t original_mask_{};
   sigset_t handled_{};
   std::vector<SavedAction> saved_actions_;

@@ -175,6 +175,7 @@ Status Communicator::setupConnections(const std::vector<PeerInfo>& all, uint32_t
       STRATA_CHECK(shm_->attachPeer(r, r, all[r].shmName));
       hasShmPeers_ = true;
       for (int c = 0; c < geo_.nchannels; ++c) {
+        shm_->prefault(c, r);
         send_[c][r] = shm_->makeSend(c, r);
         recv_[c][r] = shm_->makeRecv(c, r);
       }
@@ -234,31 +235,39 @@ WaitPolicy Communicator::waitPolicy() const {
   return w;
 }
 
-const Plan& Communicator::cachedPlan(const CollDesc& desc) {
+Status Communicator::cachedPlan(const CollDesc& desc, CachedPlan** out) {
   auto key = std::make_tuple(static_cast<int>(desc.kind), desc.count, static_cast<int>(desc.dtype),
                              static_cast<int>(desc.op), desc.root);
   auto it = plans_.find(key);
-  if (it != plans_.end()) return it->second;
-  if (plans_.size() > 256) plans_.clear();  // bounded: plans of very large buffers are long
-  return plans_.emplace(key, BuildCollectivePlan(desc, geo_)).first->second;
+  if (it == plans_.end()) {
+    if (plans_.size() > 256) plans_.clear();  // bounded: plans of very large buffers are long
+    it = plans_.emplace(key, CachedPlan{BuildCollectivePlan(desc, geo_), nullptr}).first;
+    it->second.run = std::make_unique<PlanRun>(it->second.plan, this);
+    Status st = it->second.run->init();
+    if (!st.ok()) {
+      plans_.erase(it);
+      return st;
+    }
+  }
+  *out = &it->second;
+  return Status::Ok();
 }
 
-Status Communicator::execute(const Plan& plan, void* const* buffers, const char* what) {
-  Status st = ExecutePlan(plan, buffers, this, waitPolicy());
-  if (!st.ok()) {
-    STRATA_LOG(WARN, COLL, "%s failed: %s", what, st.message().c_str());
-    return MakeError(st.code(), "%s: %s", what, st.message().c_str());
-  }
-  return Status::Ok();
+Status Communicator::reportFailure(const Status& st, const char* what) {
+  STRATA_LOG(WARN, COLL, "%s failed: %s", what, st.message().c_str());
+  return MakeError(st.code(), "%s: %s", what, st.message().c_str());
 }
 
 Status Communicator::runCollective(const CollDesc& desc, const void* send, void* recv) {
   STRATA_REQUIRE(!aborted(), strataCommAborted, "the communicator was aborted");
-  const Plan& plan = cachedPlan(desc);
-  const size_t scratchBytes = plan.scratchElems * DataTypeSize(desc.dtype);
+  CachedPlan* cached = nullptr;
+  STRATA_CHECK(cachedPlan(desc, &cached));
+  const size_t scratchBytes = cached->plan.scratchElems * DataTypeSize(desc.dtype);
   if (scratch_.size() < scratchBytes) scratch_.resize(scratchBytes);
   void* buffers[3] = {const_cast<void*>(send), recv, scratch_.data()};
-  return execute(plan, buffers, CollKindName(desc.kind));
+  cached->run->start(buffers);
+  Status st = ExecuteRun(*cached->run, waitPolicy());
+  return st.ok() ? st : reportFailure(st, CollKindName(desc.kind));
 }
 
 Status Communicator::runP2P(const std::vector<P2POp>& ops) {
@@ -309,7 +318,8 @@ Status Communicator::runP2P(const std::vector<P2POp>& ops) {
     c.count = sb;
     if (sb) plan.addQueue(0).steps.push_back(c);
   }
-  return execute(plan, buffers.data(), "Send/Recv group");
+  Status st = ExecutePlan(plan, buffers.data(), this, waitPolicy());
+  return st.ok() ? st : reportFailure(st, "Send/Recv group");
 }
 
 }  // namespace strata

@@ -15,6 +15,7 @@
 #include "core/bootstrap.h"
 #include "core/status.h"
 #include "exec/executor.h"
+#include "exec/plan_run.h"
 #include "transport/connection.h"
 #include "transport/net/tcp/tcp_transport.h"
 #include "transport/shm/shm_transport.h"
@@ -30,7 +31,7 @@ struct CommSettings {
   size_t slotBytes = 128 << 10;
   int nslots = 8;
   size_t directMaxBytes = 16 << 10;
-  int spinUs = 2;
+  int spinUs = 10;
   int yieldUs = 2000;
   std::string name;
   std::string socketIfname;
@@ -71,8 +72,13 @@ class Communicator : public ConnectionTable {
  private:
   Status setupConnections(const std::vector<PeerInfo>& all, uint32_t listenIp, BootstrapClient& boot,
                           Deadline deadline);
-  const Plan& cachedPlan(const CollDesc& desc);
-  Status execute(const Plan& plan, void* const* buffers, const char* what);
+  // A plan with its connections resolved, reused by every call with the same shape.
+  struct CachedPlan {
+    Plan plan;
+    std::unique_ptr<PlanRun> run;
+  };
+  Status cachedPlan(const CollDesc& desc, CachedPlan** out);
+  Status reportFailure(const Status& st, const char* what);
   WaitPolicy waitPolicy() const;
 
   int rank_ = 0, nranks_ = 1;
@@ -88,7 +94,7 @@ class Communicator : public ConnectionTable {
   std::vector<std::vector<std::unique_ptr<RecvConnection>>> recv_;
   std::atomic<bool> aborted_{false};
   std::vector<char> scratch_;
-  std::map<std::tuple<int, uint64_t, int, int, int>, Plan> plans_;
+  std::map<std::tuple<int, uint64_t, int, int, int>, CachedPlan> plans_;
 };
 
 // Host identity: STRATA_HOSTID, else MachineId().

@@ -16,8 +16,13 @@ constexpr int kSleepSliceMs = 50;        // sleeps are sliced to notice aborts a
 }  // namespace
 
 Status ExecutePlan(const Plan& plan, void* const* buffers, ConnectionTable* conns, const WaitPolicy& wait) {
-  PlanRun run(plan, buffers, conns);
+  PlanRun run(plan, conns);
   STRATA_CHECK(run.init());
+  run.start(buffers);
+  return ExecuteRun(run, wait);
+}
+
+Status ExecuteRun(PlanRun& run, const WaitPolicy& wait) {
   const Deadline deadline = Deadline::After(wait.timeoutMs);
   const int64_t spinNs = static_cast<int64_t>(wait.spinUs) * 1000;
   const int64_t yieldNs = static_cast<int64_t>(wait.yieldUs) * 1000;

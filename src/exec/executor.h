@@ -21,8 +21,13 @@ struct WaitPolicy {
   int64_t timeoutMs = 300000;
 };
 
-// Runs the plan to completion. Errors: strataTimeout (message names the peers waited for),
-// strataCommAborted, or whatever a connection reported.
+class PlanRun;
+
+// Runs a started PlanRun to completion. Errors: strataTimeout (message names the peers waited
+// for), strataCommAborted, or whatever a connection reported.
+Status ExecuteRun(PlanRun& run, const WaitPolicy& wait);
+
+// Same for a plan used once: resolves its connections, binds the buffers and runs it.
 Status ExecutePlan(const Plan& plan, void* const* buffers, ConnectionTable* conns, const WaitPolicy& wait);
 
 }  // namespace strata

@@ -6,8 +6,18 @@
 
 namespace strata {
 
-PlanRun::PlanRun(const Plan& plan, void* const* buffers, ConnectionTable* conns)
-    : plan_(plan), buffers_(buffers), conns_(conns), esize_(DataTypeSize(plan.dtype)) {}
+PlanRun::PlanRun(const Plan& plan, ConnectionTable* conns)
+    : plan_(plan), conns_(conns), esize_(DataTypeSize(plan.dtype)) {}
+
+void PlanRun::start(void* const* buffers) {
+  buffers_ = buffers;
+  for (QueueState& q : queues_) {
+    q.step = 0;
+    q.done = 0;
+  }
+  finished_ = false;
+  flushed_ = false;
+}
 
 namespace {
 // Larger outputs than this leave the last-level cache before anyone reads them again.

@@ -16,12 +16,15 @@ namespace strata {
 
 class PlanRun {
  public:
-  // `buffers` holds plan.nBuffers base pointers (send, recv, scratch, ...). The plan and buffers
-  // must outlive the run.
-  PlanRun(const Plan& plan, void* const* buffers, ConnectionTable* conns);
+  // The plan and the connection table must outlive the run.
+  PlanRun(const Plan& plan, ConnectionTable* conns);
 
-  // Resolves the connections the plan names; fails if one is missing.
+  // Resolves the connections the plan names; fails if one is missing. Once per plan: a run is
+  // started again for every call that uses the plan.
   Status init();
+  // Binds the buffers (plan.nBuffers base pointers: send, recv, scratch, ...) and rewinds to the
+  // first step. The buffers must stay valid until done().
+  void start(void* const* buffers);
   // Does every piece of work that is ready; sets *progressed when anything moved.
   Status advance(bool* progressed);
   // All steps done and every send has left this rank.
@@ -45,7 +48,7 @@ class PlanRun {
   }
 
   const Plan& plan_;
-  void* const* buffers_;
+  void* const* buffers_ = nullptr;
   ConnectionTable* conns_;
   size_t esize_;
   std::vector<QueueState> queues_;

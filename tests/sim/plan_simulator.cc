@@ -106,8 +106,9 @@ Status SimulatePlans(const std::vector<Plan>& plans, const std::vector<std::vect
   SimNetwork net(n, geo);
   std::vector<std::unique_ptr<PlanRun>> runs;
   for (int r = 0; r < n; ++r) {
-    runs.push_back(std::make_unique<PlanRun>(plans[r], bindings[r].data(), net.view(r)));
+    runs.push_back(std::make_unique<PlanRun>(plans[r], net.view(r)));
     STRATA_CHECK(runs[r]->init());
+    runs[r]->start(bindings[r].data());
   }
   for (;;) {
     bool any = false, all = true;

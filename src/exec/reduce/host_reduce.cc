@@ -108,6 +108,27 @@ void StreamingCopy(uint8_t* dst, const uint8_t* src, size_t bytes) {
   std::memcpy(dst + i, src + i, bytes - i);
 }
 
+// glibc's memcpy moves mid-sized buffers with `rep movsb`, which ran 3x slower than a plain vector
+// loop between shared-memory slots and user buffers on the 2-vCPU EPYC VM (1 MiB allreduce: 867 us
+// against 293 us with rep movsb disabled). Plain 16-byte loads and stores, unrolled to a cache line.
+void VectorCopy(uint8_t* dst, const uint8_t* src, size_t bytes) {
+  size_t i = 0;
+  for (; i + 64 <= bytes; i += 64) {
+    const __m128i v0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    const __m128i v1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 16));
+    const __m128i v2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 32));
+    const __m128i v3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 48));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), v0);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i + 16), v1);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i + 32), v2);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i + 48), v3);
+  }
+  std::memcpy(dst + i, src + i, bytes - i);
+}
+
+// Below this, memcpy's small-size paths are as good as anything.
+constexpr size_t kVectorCopyBytes = 4096;
+
 }  // namespace
 
 void HostReduce(void* dst, const void* a, const void* b, size_t count, strataDataType_t type, strataRedOp_t op,
@@ -133,6 +154,8 @@ void HostCopy(void* dst, const void* src, size_t bytes) {
   if (bytes == 0 || dst == src) return;
   if (bytes >= kStreamingCopyBytes) {
     StreamingCopy(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), bytes);
+  } else if (bytes >= kVectorCopyBytes) {
+    VectorCopy(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), bytes);
   } else {
     std::memcpy(dst, src, bytes);
   }

@@ -1,5 +1,7 @@
 #include "transport/shm/shm_transport.h"
 
+#include <sys/mman.h>
+
 #include "transport/shm/shm_connection.h"
 
 namespace strata {
@@ -27,6 +29,24 @@ const ShmTransport::Peer* ShmTransport::find(int rank) const {
   for (const Peer& p : peers_)
     if (p.rank == rank) return &p;
   return nullptr;
+}
+
+namespace {
+void PrefaultRange(char* base, size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  if (madvise(base, bytes, MADV_POPULATE_WRITE) == 0) return;
+#endif
+  // Older kernels: touch each page. The memory holds no data yet, so writing zeros is harmless.
+  for (size_t off = 0; off < bytes; off += 4096) reinterpret_cast<volatile char*>(base)[off] = 0;
+}
+}  // namespace
+
+void ShmTransport::prefault(int channel, int peerRank) {
+  const Peer* p = find(peerRank);
+  if (!p) return;
+  const size_t bytes = static_cast<size_t>(layout_.nslots) * layout_.slotBytes;
+  PrefaultRange(fifoIn(own_, p->local, channel).slots, bytes);
+  PrefaultRange(fifoIn(*p->seg, myLocal_, channel).slots, bytes);
 }
 
 std::unique_ptr<SendConnection> ShmTransport::makeSend(int channel, int peerRank) {

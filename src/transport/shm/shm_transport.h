@@ -33,6 +33,10 @@ class ShmTransport {
   Status attachPeer(int peerRank, int peerLocal, const std::string& name);
   void unlinkOwn() { own_.unlink(); }
 
+  // Faults in the pages of both FIFOs between this rank and the peer, so the first collectives do not
+  // pay for them. Call before any data moves.
+  void prefault(int channel, int peerRank);
+
   std::unique_ptr<SendConnection> makeSend(int channel, int peerRank);
   std::unique_ptr<RecvConnection> makeRecv(int channel, int peerRank);
   Doorbell* ownBell() const { return BellOf(own_); }
