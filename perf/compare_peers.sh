@@ -19,6 +19,9 @@ for ((r = 1; r <= reps; r++)); do
   echo "== run $r"
   build/bin/stratarun -n "$n" build/bin/all_reduce_perf -b 8 -e 8 -n 20000 -w 1000 > "$out/strata_small_$r.txt"
   build/bin/stratarun -n "$n" build/bin/all_reduce_perf -b 64K -e 256M -f 4 -n 20 -w 3 > "$out/strata_large_$r.txt"
+  # One size on one buffer, many iterations: the peers' own method (their tools reuse one buffer,
+  # while the sweep above rotates through a 256 MiB buffer and so reads cold memory).
+  build/bin/stratarun -n "$n" build/bin/all_reduce_perf -b 1M -e 1M -n 1000 -w 50 > "$out/strata1m_$r.txt"
   if [[ $peers == *mpi* ]]; then
     "${mpirun[@]}" /tmp/strata-bench/mpi_allreduce_perf -b 8 -e 268435456 -f 2 > "$out/mpi_$r.txt" 2>&1
   fi
@@ -29,6 +32,7 @@ done
 for ((r = 1; r <= reps; r++)); do
   cat "$out/strata_small_$r.txt" "$out/strata_large_$r.txt" > "$out/strata_$r.txt"
 done
-tools=("strata=$out/strata_[0-9]*.txt")
+tools=("strata=$out/strata_[0-9]*.txt" "strata-1MiB-hot=$out/strata1m_[0-9]*.txt")
 for p in $peers; do tools+=("$p=$out/${p}_[0-9]*.txt"); done
-python3 perf/summarize_tables.py --sizes 8,64K,1M,16M,64M,256M "${tools[@]}"
+python3 perf/summarize_tables.py --factor "$(python3 -c "print(2 * ($n - 1) / $n)")" --sizes 8,64K,1M,16M,64M,256M \
+  "${tools[@]}"

@@ -4,7 +4,9 @@
     summarize_tables.py --sizes 8,1M,256M LABEL=GLOB [LABEL=GLOB ...]
 
 Each GLOB names the runs of one tool (their tables share the columns size, count, type, redop, root,
-time, algbw, busbw). 8-byte rows report time in us, larger ones out-of-place busbw in GB/s.
+time, algbw, busbw). 8-byte rows report time in us, larger ones out-of-place busbw in GB/s,
+recomputed from the time column (the printed columns have two decimals) as
+size / time x --factor (2(n-1)/n for allreduce: 1 for 2 ranks, 1.5 for 4).
 """
 import argparse
 import glob
@@ -33,7 +35,7 @@ def rows(path):
         fields = line.split()
         if len(fields) >= 8 and fields[0].isdigit():
             try:
-                found[int(fields[0])] = (float(fields[5]), float(fields[7]))
+                found[int(fields[0])] = float(fields[5])
             except ValueError:
                 pass
     return found
@@ -42,6 +44,7 @@ def rows(path):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="8,64K,1M,16M,64M,256M")
+    ap.add_argument("--factor", type=float, default=1.0, help="busbw / algbw of the collective")
     ap.add_argument("tools", nargs="+", help="LABEL=GLOB")
     args = ap.parse_args()
     sizes = [parse_size(s) for s in args.sizes.split(",")]
@@ -58,8 +61,10 @@ def main():
                 for part in path.split(","):
                     row.update(rows(part))
                 if size in row:
-                    vals.append(row[size][0] if small else row[size][1])
-            cells.append(f"{statistics.median(vals):.2f} ({min(vals):.2f}-{max(vals):.2f})" if vals else "-")
+                    vals.append(row[size] if small else size / row[size] / 1e3 * args.factor)
+            fmt = "{:.2f}" if small else "{:.3f}"
+            cells.append((fmt + " (" + fmt + "-" + fmt + ")").format(statistics.median(vals), min(vals), max(vals))
+                         if vals else "-")
         print(f"| {name_of(size)} | {'time us' if small else 'busbw GB/s'} | " + " | ".join(cells) + " |")
 
 
