@@ -1,6 +1,6 @@
-// HostReduce / HostDivide / HostCopy on every ISA the CPU has, against a reference written here: inputs
-// decoded to double (or to 128-bit integers), the op applied naively, the result rounded by an encoder that
-// shares no code with reduce_math.h. Also the fp16/bf16/fp8 conversions over all their bit patterns.
+// HostReduce / HostDivide / HostCopy on every ISA the CPU has, against a reference: inputs decoded to double
+// (or to 128-bit integers), the op applied naively, the result rounded by support/ref_numerics.h, which shares
+// no code with reduce_math.h. Also the fp16/bf16/fp8 conversions over all their bit patterns.
 #include "exec/host_reduce.h"
 
 #include <cpuid.h>
@@ -20,73 +20,10 @@
 #include <vector>
 
 #include "strata/reduce_math.h"
+#include "support/ref_numerics.h"
 
 namespace strata {
 namespace {
-
-// ---- independent reference for the narrow float formats ----
-
-struct Format {
-  const char* name;
-  int exp_bits;
-  int mant_bits;
-  int bias;
-  bool ieee_specials;  // top exponent means inf/NaN (fp16, bf16, e5m2); otherwise only s.1111.111 is NaN (e4m3fn)
-  bool saturate;       // finite overflow goes to max finite instead of inf
-};
-
-constexpr Format kFp16{"fp16", 5, 10, 15, true, false};
-constexpr Format kBf16{"bf16", 8, 7, 127, true, false};
-constexpr Format kE4M3{"e4m3", 4, 3, 7, false, true};
-constexpr Format kE5M2{"e5m2", 5, 2, 15, true, true};
-
-int MinNormalExp(const Format& f) { return 1 - f.bias; }
-
-double MaxFinite(const Format& f) {
-  const int top = (1 << f.exp_bits) - 1;
-  if (f.ieee_specials) return std::ldexp(2.0 - std::ldexp(1.0, -f.mant_bits), top - 1 - f.bias);
-  return std::ldexp(2.0 - std::ldexp(2.0, -f.mant_bits), top - f.bias);  // mantissa all ones but one
-}
-
-double RefDecode(uint32_t bits, const Format& f) {
-  const int total = 1 + f.exp_bits + f.mant_bits;
-  const bool negative = (bits >> (total - 1)) & 1u;
-  const uint32_t e = (bits >> f.mant_bits) & ((1u << f.exp_bits) - 1u);
-  const uint32_t m = bits & ((1u << f.mant_bits) - 1u);
-  const uint32_t top = (1u << f.exp_bits) - 1u;
-  double v;
-  if (f.ieee_specials && e == top) {
-    v = m ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-  } else if (!f.ieee_specials && e == top && m == (1u << f.mant_bits) - 1u) {
-    v = std::numeric_limits<double>::quiet_NaN();
-  } else if (e == 0) {
-    v = std::ldexp(static_cast<double>(m), MinNormalExp(f) - f.mant_bits);
-  } else {
-    v = std::ldexp(static_cast<double>(m + (1u << f.mant_bits)), static_cast<int>(e) - f.bias - f.mant_bits);
-  }
-  return negative ? -v : v;
-}
-
-// The value a correct round-to-nearest-even conversion of x gives, with the format's overflow rule and the
-// library's inf rule (inf stays inf where the format has one, e4m3 saturates it).
-double RefRound(double x, const Format& f) {
-  if (std::isnan(x)) return x;
-  const double max_finite = MaxFinite(f);
-  if (std::isinf(x)) return f.ieee_specials ? x : std::copysign(max_finite, x);
-  const double a = std::fabs(x);
-  if (a == 0) return x;
-  const int e = std::max(std::ilogb(a), MinNormalExp(f));
-  const double quantum = std::ldexp(1.0, e - f.mant_bits);
-  double r = std::nearbyint(a / quantum) * quantum;  // default rounding mode: to nearest, ties to even
-  if (r > max_finite) r = f.saturate ? max_finite : std::numeric_limits<double>::infinity();
-  return std::copysign(r, x);
-}
-
-double UlpAt(double v, const Format& f) {
-  const double a = std::fabs(v);
-  const int e = a == 0 ? MinNormalExp(f) : std::max(std::ilogb(a), MinNormalExp(f));
-  return std::ldexp(1.0, e - f.mant_bits);
-}
 
 bool SameValue(double got, double want) {
   if (std::isnan(want)) return std::isnan(got);
@@ -99,19 +36,25 @@ enum class Kind { kSigned, kUnsigned, kNarrow, kFloat32, kFloat64 };
 
 struct TypeInfo {
   const char* name;
-  const Format* format;  // narrow floats only
+  const ref::FloatFormat* format;  // narrow floats only
   size_t size;
   strataDataType_t type;
   Kind kind;
 };
 
 const TypeInfo kTypes[] = {
-    {"int8", nullptr, 1, strataInt8, Kind::kSigned},      {"uint8", nullptr, 1, strataUint8, Kind::kUnsigned},
-    {"int32", nullptr, 4, strataInt32, Kind::kSigned},    {"uint32", nullptr, 4, strataUint32, Kind::kUnsigned},
-    {"int64", nullptr, 8, strataInt64, Kind::kSigned},    {"uint64", nullptr, 8, strataUint64, Kind::kUnsigned},
-    {"fp16", &kFp16, 2, strataFloat16, Kind::kNarrow},    {"fp32", nullptr, 4, strataFloat32, Kind::kFloat32},
-    {"fp64", nullptr, 8, strataFloat64, Kind::kFloat64},  {"bf16", &kBf16, 2, strataBfloat16, Kind::kNarrow},
-    {"e4m3", &kE4M3, 1, strataFloat8e4m3, Kind::kNarrow}, {"e5m2", &kE5M2, 1, strataFloat8e5m2, Kind::kNarrow},
+    {"int8", nullptr, 1, strataInt8, Kind::kSigned},
+    {"uint8", nullptr, 1, strataUint8, Kind::kUnsigned},
+    {"int32", nullptr, 4, strataInt32, Kind::kSigned},
+    {"uint32", nullptr, 4, strataUint32, Kind::kUnsigned},
+    {"int64", nullptr, 8, strataInt64, Kind::kSigned},
+    {"uint64", nullptr, 8, strataUint64, Kind::kUnsigned},
+    {"fp16", &ref::kFp16, 2, strataFloat16, Kind::kNarrow},
+    {"fp32", nullptr, 4, strataFloat32, Kind::kFloat32},
+    {"fp64", nullptr, 8, strataFloat64, Kind::kFloat64},
+    {"bf16", &ref::kBf16, 2, strataBfloat16, Kind::kNarrow},
+    {"e4m3", &ref::kE4M3, 1, strataFloat8e4m3, Kind::kNarrow},
+    {"e5m2", &ref::kE5M2, 1, strataFloat8e5m2, Kind::kNarrow},
 };
 
 const char* const kOpNames[] = {"sum", "prod", "max", "min", "avg"};
@@ -137,7 +80,7 @@ I128 IntValue(uint64_t bits, const TypeInfo& t) {
 uint64_t WrapToWidth(U128 v, size_t size) { return static_cast<uint64_t>(v) & WidthMask(size); }
 
 double FloatValue(uint64_t bits, const TypeInfo& t) {
-  if (t.kind == Kind::kNarrow) return RefDecode(static_cast<uint32_t>(bits), *t.format);
+  if (t.kind == Kind::kNarrow) return ref::Decode(static_cast<uint32_t>(bits), *t.format);
   if (t.kind == Kind::kFloat32) {
     float f;
     const uint32_t b = static_cast<uint32_t>(bits);
@@ -206,13 +149,13 @@ std::string CheckElement(const TypeInfo& t, int op, uint64_t a, uint64_t b, uint
     if (divisor > 1) want = static_cast<float>(want / divisor);
     ok = SameValue(v, want);
   } else if (divisor <= 1) {
-    want = RefRound(exact, *t.format);  // computed in fp32 and rounded once: exact for these inputs
+    want = ref::RoundToFormat(exact, *t.format);  // computed in fp32 and rounded once: exact for these inputs
     ok = SameValue(v, want);
   } else {
-    want = RefRound(exact / divisor, *t.format);  // the fp32 quotient is rounded twice: allow one ulp
+    want = ref::RoundToFormat(exact / divisor, *t.format);  // the fp32 quotient is rounded twice: allow one ulp
     ok = std::isnan(want)   ? std::isnan(v)
          : std::isinf(want) ? v == want
-                            : std::fabs(v - want) <= UlpAt(want, *t.format);
+                            : std::fabs(v - want) <= ref::Ulp(want, *t.format);
   }
   if (ok) return {};
   std::snprintf(msg, sizeof(msg), "a=%#llx (%.17g) b=%#llx (%.17g): got %#llx (%.17g) want %.17g",
@@ -400,10 +343,10 @@ TEST_P(HostDivideTest, MatchesReference) {
             } else if (t.kind == Kind::kFloat32) {
               ok = SameValue(v, static_cast<float>(q));
             } else {
-              const double want = RefRound(q, *t.format);
+              const double want = ref::RoundToFormat(q, *t.format);
               ok = std::isnan(want)   ? std::isnan(v)
                    : std::isinf(want) ? v == want
-                                      : std::fabs(v - want) <= UlpAt(want, *t.format);
+                                      : std::fabs(v - want) <= ref::Ulp(want, *t.format);
             }
           }
           if (!ok) {
@@ -534,13 +477,13 @@ float FromBits(uint32_t u) {
 
 // Decode, re-encode and midpoint rounding for one format, over all its patterns.
 template <typename Decode, typename Encode>
-void CheckFormatExhaustively(const Format& f, Decode decode, Encode encode) {
+void CheckFormatExhaustively(const ref::FloatFormat& f, Decode decode, Encode encode) {
   const int total = 1 + f.exp_bits + f.mant_bits;
   const uint32_t count = 1u << total;
   const uint32_t sign_bit = 1u << (total - 1);
   int failures = 0;
   for (uint32_t p = 0; p < count && failures < 10; ++p) {
-    const double want = RefDecode(p, f);
+    const double want = ref::Decode(p, f);
     const float got = decode(p);
     if (!(SameValue(got, want) && std::signbit(got) == std::signbit(want))) {
       ++failures;
@@ -549,7 +492,7 @@ void CheckFormatExhaustively(const Format& f, Decode decode, Encode encode) {
     }
     const uint32_t back = encode(got);
     if (std::isnan(want)) {
-      if (!std::isnan(RefDecode(back, f)) || ((back & sign_bit) != (p & sign_bit))) {
+      if (!std::isnan(ref::Decode(back, f)) || ((back & sign_bit) != (p & sign_bit))) {
         ++failures;
         ADD_FAILURE() << f.name << " NaN " << std::hex << p << " re-encoded as " << back;
       }
@@ -562,7 +505,7 @@ void CheckFormatExhaustively(const Format& f, Decode decode, Encode encode) {
     // Between this value and the next larger magnitude: the midpoint goes to the even code, and a float
     // just on either side of it goes to the nearer one.
     const uint32_t magnitude = p & (sign_bit - 1);
-    const double next = RefDecode(p + 1, f);
+    const double next = ref::Decode(p + 1, f);
     if (magnitude + 1 >= sign_bit || std::isnan(next) || std::isinf(want) || std::isinf(next)) continue;
     const double mid = (want + next) / 2;  // exact in float for all four formats
     const float mid_f = static_cast<float>(mid);
@@ -580,46 +523,46 @@ void CheckFormatExhaustively(const Format& f, Decode decode, Encode encode) {
 
 TEST(Conversions, Fp16AllPatterns) {
   CheckFormatExhaustively(
-      kFp16, [](uint32_t p) { return math::HalfToFloat(static_cast<uint16_t>(p)); },
+      ref::kFp16, [](uint32_t p) { return math::HalfToFloat(static_cast<uint16_t>(p)); },
       [](float f) { return static_cast<uint32_t>(math::FloatToHalf(f)); });
 }
 
 TEST(Conversions, Bf16AllPatterns) {
   CheckFormatExhaustively(
-      kBf16, [](uint32_t p) { return math::BFloat16ToFloat(static_cast<uint16_t>(p)); },
+      ref::kBf16, [](uint32_t p) { return math::BFloat16ToFloat(static_cast<uint16_t>(p)); },
       [](float f) { return static_cast<uint32_t>(math::FloatToBFloat16(f)); });
 }
 
 TEST(Conversions, Fp8E4M3AllPatterns) {
   CheckFormatExhaustively(
-      kE4M3, [](uint32_t p) { return math::Fp8E4M3ToFloat(static_cast<uint8_t>(p)); },
+      ref::kE4M3, [](uint32_t p) { return math::Fp8E4M3ToFloat(static_cast<uint8_t>(p)); },
       [](float f) { return static_cast<uint32_t>(math::FloatToFp8E4M3(f)); });
 }
 
 TEST(Conversions, Fp8E5M2AllPatterns) {
   CheckFormatExhaustively(
-      kE5M2, [](uint32_t p) { return math::Fp8E5M2ToFloat(static_cast<uint8_t>(p)); },
+      ref::kE5M2, [](uint32_t p) { return math::Fp8E5M2ToFloat(static_cast<uint8_t>(p)); },
       [](float f) { return static_cast<uint32_t>(math::FloatToFp8E5M2(f)); });
 }
 
 // Every encoder against the reference rounding, over float patterns spread across the whole range.
 TEST(Conversions, EncodersMatchReferenceOnSampledFloats) {
   struct Case {
-    const Format* f;
+    const ref::FloatFormat* f;
     uint32_t (*encode)(float);
   };
   const Case cases[] = {
-      {&kFp16, [](float v) { return static_cast<uint32_t>(math::FloatToHalf(v)); }},
-      {&kBf16, [](float v) { return static_cast<uint32_t>(math::FloatToBFloat16(v)); }},
-      {&kE4M3, [](float v) { return static_cast<uint32_t>(math::FloatToFp8E4M3(v)); }},
-      {&kE5M2, [](float v) { return static_cast<uint32_t>(math::FloatToFp8E5M2(v)); }},
+      {&ref::kFp16, [](float v) { return static_cast<uint32_t>(math::FloatToHalf(v)); }},
+      {&ref::kBf16, [](float v) { return static_cast<uint32_t>(math::FloatToBFloat16(v)); }},
+      {&ref::kE4M3, [](float v) { return static_cast<uint32_t>(math::FloatToFp8E4M3(v)); }},
+      {&ref::kE5M2, [](float v) { return static_cast<uint32_t>(math::FloatToFp8E5M2(v)); }},
   };
   for (const Case& c : cases) {
     int failures = 0;
     for (uint64_t u = 0; u <= 0xffffffffull && failures < 10; u += 2053) {
       const float x = FromBits(static_cast<uint32_t>(u));
-      const double want = RefRound(x, *c.f);
-      const double got = RefDecode(c.encode(x), *c.f);
+      const double want = ref::RoundToFormat(x, *c.f);
+      const double got = ref::Decode(c.encode(x), *c.f);
       if (!(SameValue(got, want) && (std::isnan(want) || std::signbit(got) == std::signbit(want)))) {
         ++failures;
         ADD_FAILURE() << c.f->name << " encode " << std::hex << u << " (" << x << "): got " << got << " want " << want;
