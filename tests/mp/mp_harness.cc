@@ -30,27 +30,39 @@ void WriteAll(int fd, const std::string& s) {
   }
 }
 
+bool ReadAll(int fd, void* buf, size_t len) {
+  size_t off = 0;
+  while (off < len) {
+    ssize_t n = read(fd, static_cast<char*>(buf) + off, len - off);
+    if (n <= 0) return false;
+    off += n;
+  }
+  return true;
+}
+
 MpResult Run(const MpOptions& o, const RankFn& fn, bool makeComm) {
   MpResult result;
-  strataUniqueId id{};
-  if (makeComm) {
-    if (strataGetUniqueId(&id) != strataSuccess) {
-      result.failures.push_back(std::string("strataGetUniqueId failed: ") + strataGetLastError(nullptr));
-      return result;
-    }
-  }
+  signal(SIGPIPE, SIG_IGN);  // a rank that died must not take the harness with it
+  // Every rank is forked before the unique id exists: strataGetUniqueId starts the bootstrap root
+  // thread, and a fork while another thread may hold an allocator lock can deadlock the child (seen
+  // under AddressSanitizer). The id reaches the ranks through a pipe instead.
   std::vector<pid_t> pids(o.nranks, -1);
   std::vector<int> pipes(o.nranks, -1);
+  std::vector<int> idPipes(o.nranks, -1);
   for (int r = 0; r < o.nranks; ++r) {
-    int fds[2];
-    if (pipe(fds) != 0) {
+    int fds[2], idFds[2];
+    if (pipe(fds) != 0 || pipe(idFds) != 0) {
       result.failures.push_back("pipe failed");
       break;
     }
     pid_t pid = fork();
     if (pid == 0) {
       close(fds[0]);
-      for (int q = 0; q < r; ++q) close(pipes[q]);
+      close(idFds[1]);
+      for (int q = 0; q < r; ++q) close(pipes[q]), close(idPipes[q]);
+      strataUniqueId id{};
+      if (makeComm && !ReadAll(idFds[0], &id, sizeof(id))) _exit(3);  // the parent gave up
+      close(idFds[0]);
       const int perNode = (o.nranks + o.nodes - 1) / o.nodes;
       setenv("STRATA_HOSTID", ("mp-node" + std::to_string(r / perNode)).c_str(), 1);
       std::string msg;
@@ -70,8 +82,18 @@ MpResult Run(const MpOptions& o, const RankFn& fn, bool makeComm) {
       _exit(msg.empty() ? 0 : 1);
     }
     close(fds[1]);
+    close(idFds[0]);
     pids[r] = pid;
     pipes[r] = fds[0];
+    idPipes[r] = idFds[1];
+  }
+  strataUniqueId id{};
+  if (makeComm && result.failures.empty() && strataGetUniqueId(&id) != strataSuccess)
+    result.failures.push_back(std::string("strataGetUniqueId failed: ") + strataGetLastError(nullptr));
+  for (int r = 0; r < o.nranks; ++r) {
+    if (idPipes[r] < 0) continue;
+    if (makeComm && result.failures.empty()) WriteAll(idPipes[r], std::string(id.internal, sizeof(id.internal)));
+    close(idPipes[r]);  // without an id the rank exits
   }
   // Collect messages until every pipe closes or the deadline passes.
   std::vector<std::string> msgs(o.nranks);
