@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -40,9 +41,27 @@ bool ReadAll(int fd, void* buf, size_t len) {
   return true;
 }
 
+int ThreadCount() {
+  FILE* f = fopen("/proc/self/status", "r");
+  if (!f) return 1;
+  char line[256];
+  int threads = 1;
+  while (fgets(line, sizeof(line), f))
+    if (sscanf(line, "Threads: %d", &threads) == 1) break;
+  fclose(f);
+  return threads;
+}
+
+// A bootstrap root thread of an earlier run may still be finishing (freeing memory) for a moment
+// after its communicator is up; a fork then could copy a held allocator lock into the child.
+void WaitUntilSingleThreaded() {
+  for (int i = 0; i < 2000 && ThreadCount() > 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
 MpResult Run(const MpOptions& o, const RankFn& fn, bool makeComm) {
   MpResult result;
   signal(SIGPIPE, SIG_IGN);  // a rank that died must not take the harness with it
+  WaitUntilSingleThreaded();
   // Every rank is forked before the unique id exists: strataGetUniqueId starts the bootstrap root
   // thread, and a fork while another thread may hold an allocator lock can deadlock the child (seen
   // under AddressSanitizer). The id reaches the ranks through a pipe instead.
