@@ -1,0 +1,269 @@
+// Formulas of the cost model. n is the size of the whole vector in bytes, p ranks on h hosts with l
+// ranks each. A message over a link of class c costs alpha_c + bytes / beta_c; a reduction costs
+// bytes / gamma. Ranks of a host are assumed contiguous (rank = host * l + local index), which is how
+// launchers number them; flows from the l ranks of one host that cross hosts at the same time share
+// that host's NIC.
+#include "algorithms/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace strata {
+
+namespace {
+
+constexpr double kNotApplicable = -1.0;
+
+// Microseconds to move `bytes` at `gbs` GB/s.
+double Us(double bytes, double gbs) { return gbs > 0 ? bytes / (gbs * 1e3) : 0.0; }
+
+int CeilLog2(int p) {
+  int d = 0;
+  while ((1 << d) < p) ++d;
+  return d;
+}
+
+int FloorPow2(int p) {
+  int q = 1;
+  while (q * 2 <= p) q *= 2;
+  return q;
+}
+
+// What one algorithm step sees: a latency and the bandwidth of each flow.
+struct Hop {
+  double latUs;
+  double gbs;
+};
+
+class Model {
+ public:
+  explicit Model(const CostInputs& in)
+      : in_(in),
+        p_(std::max(1, in.nranks)),
+        h_(std::max(1, in.nhosts)),
+        l_(in.ranksPerHost > 0 ? in.ranksPerHost : (p_ + h_ - 1) / h_) {}
+
+  bool multiHost() const { return h_ > 1; }
+  bool uniform() const { return in_.ranksPerHost > 0 && in_.ranksPerHost * h_ == p_; }
+
+  // A hop between neighbours of a flat algorithm: across hosts when there are several, with one flow
+  // per host direction at a time (rings and chains enter and leave each host once).
+  Hop flat() const {
+    if (!multiHost()) return {in_.intra.latencyUs, in_.intra.bandwidthGBs};
+    return {std::max(in_.inter.latencyUs, in_.intra.latencyUs), std::min(in_.inter.bandwidthGBs, in_.intra.bandwidthGBs)};
+  }
+  // A hop at rank distance `dist` where every rank sends at once (recursive doubling and halving):
+  // with contiguous hosts, distances of l or more cross hosts, all l flows of a host together.
+  Hop atDistance(int dist) const {
+    if (!multiHost() || dist < l_) return {in_.intra.latencyUs, in_.intra.bandwidthGBs};
+    return {in_.inter.latencyUs, in_.inter.bandwidthGBs / l_};
+  }
+  Hop intra() const { return {in_.intra.latencyUs, in_.intra.bandwidthGBs}; }
+  Hop inter(int flows) const { return {in_.inter.latencyUs, in_.inter.bandwidthGBs / std::max(1, flows)}; }
+
+  double reduce(double bytes) const { return Us(bytes, in_.reduceGBs); }
+  double copy(double bytes) const { return Us(bytes, in_.copyGBs); }
+  double piece(double bytes) const { return std::min<double>(bytes, static_cast<double>(in_.pipelineBytes)); }
+
+  // Ring over `n` ranks moving `steps` blocks of `block` bytes per rank, `reduces` of them reduced.
+  double ring(int steps, double block, int reduces, Hop hop) const {
+    return steps * hop.latUs + steps * Us(block, hop.gbs) + reduces * reduce(block);
+  }
+  // Pipelined chain of `n` ranks carrying `bytes`.
+  double chain(int n, double bytes, bool reduces, Hop hop) const {
+    if (n <= 1) return 0;
+    const double c = piece(bytes);
+    return (n - 1) * hop.latUs + (n - 2) * Us(c, hop.gbs) + Us(bytes, hop.gbs) + (reduces ? reduce(bytes) : 0);
+  }
+
+  double ringCost(CollKind kind, double n) const {
+    const double block = n / p_;
+    switch (kind) {
+      case CollKind::AllReduce: return ring(2 * (p_ - 1), block, p_ - 1, flat());
+      case CollKind::ReduceScatter: return ring(p_ - 1, block, p_ - 1, flat());
+      case CollKind::AllGather: return ring(p_ - 1, block, 0, flat());
+      default: return kNotApplicable;
+    }
+  }
+
+  double chainCost(CollKind kind, double n) const {
+    if (kind != CollKind::Broadcast && kind != CollKind::Reduce) return kNotApplicable;
+    return chain(p_, n, kind == CollKind::Reduce, flat());
+  }
+
+  double directCost(CollKind kind, double n) const {
+    if (kind != CollKind::AllReduce) return kNotApplicable;
+    // Every rank sends its whole buffer to every peer and reduces all of them.
+    double wire = Us((l_ - 1) * n, in_.intra.bandwidthGBs);
+    double lat = in_.intra.latencyUs;
+    if (multiHost()) {
+      wire = std::max(wire, Us(static_cast<double>(l_) * (p_ - l_) * n, in_.inter.bandwidthGBs));
+      lat = std::max(lat, in_.inter.latencyUs);
+    }
+    return lat + wire + reduce((p_ - 1) * n);
+  }
+
+  // Double binary tree: every rank is inner in one tree and a leaf in the other; each tree carries
+  // half of the data, pipelined in pieces.
+  double treeCost(CollKind kind, double n) const {
+    if (kind != CollKind::AllReduce && kind != CollKind::Broadcast && kind != CollKind::Reduce) return kNotApplicable;
+    if (p_ == 1) return copy(n);
+    const int d = CeilLog2(p_);
+    Hop hop = flat();
+    if (multiHost() && l_ > 1) hop.gbs = std::min(hop.gbs, in_.inter.bandwidthGBs / 2);
+    const double c = piece(n / 2);
+    const double oneWay = d * hop.latUs + (d - 1) * Us(c, hop.gbs) + Us(n, hop.gbs);
+    switch (kind) {
+      case CollKind::AllReduce: return 2 * oneWay + reduce(n);
+      case CollKind::Reduce: return oneWay + reduce(n);
+      default: return oneWay;
+    }
+  }
+
+  // Recursive doubling: log2(q) exchanges of the whole buffer (allreduce) or of a doubling part
+  // (allgather); p - q extra ranks fold into partners before and get the result after.
+  double rdCost(CollKind kind, double n) const {
+    const int q = FloorPow2(p_);
+    const bool fold = q != p_;
+    double t = 0;
+    switch (kind) {
+      case CollKind::AllReduce:
+        for (int dist = 1; dist < q; dist *= 2) {
+          const Hop hop = atDistance(dist);
+          t += hop.latUs + Us(n, hop.gbs) + reduce(n);
+        }
+        if (fold) t += 2 * (flat().latUs + Us(n, flat().gbs)) + reduce(n);
+        return t;
+      case CollKind::AllGather:
+        for (int dist = 1; dist < q; dist *= 2) {
+          const Hop hop = atDistance(dist);
+          t += hop.latUs + Us(n * dist / p_, hop.gbs);
+        }
+        if (fold) t += 2 * flat().latUs + Us(n / p_, flat().gbs) + Us(n, flat().gbs);
+        return t;
+      case CollKind::ReduceScatter: return rhdCost(kind, n);
+      default: return kNotApplicable;
+    }
+  }
+
+  // Recursive halving (reduce-scatter) then doubling (allgather), Rabenseifner: the first halving step
+  // is the farthest partner and carries half the buffer.
+  double rhdCost(CollKind kind, double n) const {
+    const int q = FloorPow2(p_);
+    const bool fold = q != p_;
+    double halving = 0, doubling = 0;
+    double part = n / 2;
+    for (int dist = q / 2; dist >= 1; dist /= 2, part /= 2) {
+      const Hop hop = atDistance(dist);
+      halving += hop.latUs + Us(part, hop.gbs) + reduce(part);
+      doubling += hop.latUs + Us(part, hop.gbs);
+    }
+    const double foldCost = fold ? flat().latUs + Us(n, flat().gbs) : 0;
+    switch (kind) {
+      case CollKind::AllReduce: return halving + doubling + 2 * foldCost + (fold ? reduce(n) : 0);
+      case CollKind::ReduceScatter: return halving + foldCost + (fold ? reduce(n) : 0);
+      case CollKind::AllGather: return doubling + foldCost;
+      default: return kNotApplicable;
+    }
+  }
+
+  // Direct algorithms over peer-mapped memory, one host only: one-shot reads every peer's whole buffer,
+  // two-shot reduces one part per rank then gathers the parts.
+  double oneshotCost(CollKind kind, double n) const {
+    if (multiHost() || !in_.peerMapped) return kNotApplicable;
+    const double lat = 2 * in_.intra.latencyUs;
+    switch (kind) {
+      case CollKind::AllReduce: return lat + copy(n) + reduce((p_ - 1) * n);
+      case CollKind::ReduceScatter: return lat + copy(n) + reduce((p_ - 1) * n / p_);
+      case CollKind::AllGather: return lat + copy(n / p_) + copy((p_ - 1) * n / p_);
+      default: return kNotApplicable;
+    }
+  }
+  double twoshotCost(CollKind kind, double n) const {
+    if (multiHost() || !in_.peerMapped) return kNotApplicable;
+    if (kind != CollKind::AllReduce) return oneshotCost(kind, n);
+    return 3 * in_.intra.latencyUs + copy(n) + reduce((p_ - 1) * n / p_) + copy((p_ - 1) * n / p_);
+  }
+
+  // Two levels: within each host, then between hosts among ranks of the same local index (l flows per
+  // NIC at once, each carrying 1/l of the data), then within each host again.
+  double hierCost(CollKind kind, double n) const {
+    if (!multiHost() || !uniform() || l_ < 2) return kNotApplicable;
+    const double local = n / l_;
+    switch (kind) {
+      case CollKind::AllReduce:
+        return ring(l_ - 1, local, l_ - 1, intra()) + ring(2 * (h_ - 1), local / h_, h_ - 1, inter(l_)) +
+               ring(l_ - 1, local, 0, intra());
+      case CollKind::ReduceScatter:
+        return ring(l_ - 1, local, l_ - 1, intra()) + ring(h_ - 1, local / h_, h_ - 1, inter(l_));
+      case CollKind::AllGather:
+        return ring(h_ - 1, local / h_, 0, inter(l_)) + ring(l_ - 1, local, 0, intra());
+      case CollKind::Broadcast:
+      case CollKind::Reduce: {
+        // Chains between host leaders and within hosts, pipelined into each other.
+        const bool red = kind == CollKind::Reduce;
+        const Hop x = inter(1), i = intra();
+        return (h_ - 1) * x.latUs + (l_ - 1) * i.latUs + std::max(Us(n, x.gbs), Us(n, i.gbs)) +
+               Us(piece(n), i.gbs) + (red ? reduce(n) : 0);
+      }
+      default: return kNotApplicable;
+    }
+  }
+
+  // Reduce to one leader per host, allreduce among leaders, broadcast within hosts: few messages, for
+  // small sizes.
+  double hierLeaderCost(CollKind kind, double n) const {
+    if (kind != CollKind::AllReduce || !multiHost() || !uniform() || l_ < 2) return kNotApplicable;
+    return chain(l_, n, true, intra()) + ring(2 * (h_ - 1), n / h_, h_ - 1, inter(1)) + chain(l_, n, false, intra());
+  }
+
+  // Pairwise exchange: p-1 rounds of one block each; blocks to other hosts share the NIC.
+  double pairwiseCost(CollKind kind, double n) const {
+    if (kind != CollKind::AlltoAll) return kNotApplicable;
+    const double blk = n / p_;
+    double wire = Us((std::min(l_, p_) - 1) * blk, in_.intra.bandwidthGBs);
+    double lat = in_.intra.latencyUs;
+    if (multiHost()) {
+      wire = std::max(wire, Us(static_cast<double>(l_) * (p_ - l_) * blk, in_.inter.bandwidthGBs));
+      lat = std::max(lat, in_.inter.latencyUs);
+    }
+    return (p_ - 1) * lat + wire;
+  }
+
+ private:
+  const CostInputs& in_;
+  int p_, h_, l_;
+};
+
+}  // namespace
+
+double EstimateUs(const std::string& algorithm, CollKind kind, uint64_t bytes, const CostInputs& in) {
+  const Model m(in);
+  const double n = static_cast<double>(bytes);
+  if (in.nranks <= 1) return kind == CollKind::AlltoAll || algorithm == "ring" || algorithm == "chain" ? m.copy(n) : -1;
+  if (algorithm == "ring") return m.ringCost(kind, n);
+  if (algorithm == "chain") return m.chainCost(kind, n);
+  if (algorithm == "direct") return m.directCost(kind, n);
+  if (algorithm == "tree") return m.treeCost(kind, n);
+  if (algorithm == "rd") return m.rdCost(kind, n);
+  if (algorithm == "rhd") return m.rhdCost(kind, n);
+  if (algorithm == "oneshot") return m.oneshotCost(kind, n);
+  if (algorithm == "twoshot") return m.twoshotCost(kind, n);
+  if (algorithm == "hier") return m.hierCost(kind, n);
+  if (algorithm == "hier_leader") return m.hierLeaderCost(kind, n);
+  if (algorithm == "pairwise") return m.pairwiseCost(kind, n);
+  return kNotApplicable;
+}
+
+CostChoice ChooseCheapest(const std::vector<std::string>& candidates, CollKind kind, uint64_t bytes,
+                          const CostInputs& in) {
+  CostChoice best;
+  for (const std::string& name : candidates) {
+    const double t = EstimateUs(name, kind, bytes, in);
+    if (t < 0) continue;
+    if (best.algorithm.empty() || t < best.estimateUs) best = CostChoice{name, t};
+  }
+  return best;
+}
+
+}  // namespace strata

@@ -1,0 +1,51 @@
+// The alpha-beta-gamma cost model: how long each algorithm should take for a collective of a given
+// size on a communicator's shape (ranks, hosts, link costs). The selector picks the cheapest
+// algorithm that is allowed; nothing here builds plans or measures anything.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "algorithms/collective.h"
+
+namespace strata {
+
+// One class of link: the fixed cost of a message (alpha, us) and the bandwidth one flow gets (GB/s).
+// For the network class, `bandwidthGBs` is what one host's NIC carries in each direction; flows from
+// several ranks of a host share it.
+struct LinkCost {
+  double latencyUs = 1.0;
+  double bandwidthGBs = 5.0;
+};
+
+// The communicator's shape as the model sees it.
+struct CostInputs {
+  int nranks = 1;
+  int nhosts = 1;
+  int ranksPerHost = 1;     // ranks of every host when all hosts have the same number, else 0
+  LinkCost intra;           // between ranks of one host (shared memory)
+  LinkCost inter;           // between hosts (network)
+  double reduceGBs = 10.0;  // local reduction rate, bytes of one input per second (x1e9)
+  double copyGBs = 10.0;    // local copy rate
+  uint64_t pipelineBytes = 512 << 10;  // piece size of pipelined algorithms (slots in flight)
+  bool peerMapped = false;             // ranks of a host can read each other's buffers (oneshot/twoshot)
+};
+
+// Estimated time in microseconds of `algorithm` (a name of the algorithm table: ring, tree, rd, rhd,
+// oneshot, twoshot, hier, hier_leader, pairwise, chain, direct) running `kind` on `bytes`, the size of
+// the whole vector (allreduce/broadcast/reduce: the buffer; allgather: the output; reduce-scatter:
+// the input; alltoall: everything one rank sends). Returns a negative value when the algorithm does
+// not serve this collective or shape (then it must not be chosen).
+double EstimateUs(const std::string& algorithm, CollKind kind, uint64_t bytes, const CostInputs& in);
+
+// The cheapest of `candidates` for (kind, bytes), or "" when none applies. Ties go to the earlier
+// candidate, so the order of the list is the order of preference.
+struct CostChoice {
+  std::string algorithm;
+  double estimateUs = 0;
+};
+CostChoice ChooseCheapest(const std::vector<std::string>& candidates, CollKind kind, uint64_t bytes,
+                          const CostInputs& in);
+
+}  // namespace strata

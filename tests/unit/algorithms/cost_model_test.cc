@@ -1,0 +1,109 @@
+// The cost model against hand-computed formulas and the ratios the algorithms are known for.
+#include "algorithms/cost_model.h"
+
+#include <gtest/gtest.h>
+
+namespace strata {
+namespace {
+
+// Round numbers: 1 us per message, 1 GB/s (1000 bytes per us), free reductions unless a test sets them.
+CostInputs OneHost(int p) {
+  CostInputs in;
+  in.nranks = p;
+  in.nhosts = 1;
+  in.ranksPerHost = p;
+  in.intra = {1.0, 1.0};
+  in.inter = {10.0, 0.1};
+  in.reduceGBs = 1e15;
+  in.copyGBs = 1e15;
+  in.pipelineBytes = 1000;
+  return in;
+}
+
+CostInputs Hosts(int h, int l, double interGBs, double intraGBs) {
+  CostInputs in = OneHost(h * l);
+  in.nhosts = h;
+  in.ranksPerHost = l;
+  in.inter = {30.0, interGBs};
+  in.intra = {1.0, intraGBs};
+  return in;
+}
+
+TEST(CostModel, RingAllReduceMatchesAlphaBetaFormula) {
+  CostInputs in = OneHost(4);
+  in.reduceGBs = 2.0;
+  // 2(p-1) steps of n/p bytes: 6 x (1 us + 1000 bytes / 1000 bytes/us) plus 3 reductions of 1000 bytes at 2000 B/us.
+  EXPECT_NEAR(EstimateUs("ring", CollKind::AllReduce, 4000, in), 6 * (1 + 1) + 3 * 0.5, 1e-9);
+  EXPECT_NEAR(EstimateUs("ring", CollKind::AllGather, 4000, in), 3 * (1 + 1), 1e-9);
+  EXPECT_NEAR(EstimateUs("ring", CollKind::ReduceScatter, 4000, in), 3 * (1 + 1) + 3 * 0.5, 1e-9);
+}
+
+TEST(CostModel, ChainBroadcastIsPipelined) {
+  CostInputs in = OneHost(4);
+  // 3 hops of latency, the pipeline fill of 2 pieces of 1000 bytes, then the whole 1e6 bytes once.
+  EXPECT_NEAR(EstimateUs("chain", CollKind::Broadcast, 1000000, in), 3 * 1 + 2 * 1 + 1000, 1e-9);
+}
+
+TEST(CostModel, RecursiveDoublingPaysLogStepsOfTheWholeBuffer) {
+  CostInputs in = OneHost(8);
+  // 3 exchanges of 800 bytes; no fold for a power of two.
+  EXPECT_NEAR(EstimateUs("rd", CollKind::AllReduce, 800, in), 3 * (1 + 0.8), 1e-9);
+  // 6 ranks: 2 exchanges among 4, plus the fold in and out (2 x (1 + 0.8)).
+  EXPECT_NEAR(EstimateUs("rd", CollKind::AllReduce, 800, OneHost(6)), 2 * (1 + 0.8) + 2 * (1 + 0.8), 1e-9);
+}
+
+TEST(CostModel, HalvingDoublingMovesWhatARingMoves) {
+  CostInputs in = OneHost(8);
+  // Halving: 400 + 200 + 100 bytes; doubling the same; 6 messages.
+  EXPECT_NEAR(EstimateUs("rhd", CollKind::AllReduce, 800, in), 6 * 1 + 2 * 0.7, 1e-9);
+  const double n = 8e6;
+  const double ringBw = EstimateUs("ring", CollKind::AllReduce, n, in) - 14 * 1;
+  const double rhdBw = EstimateUs("rhd", CollKind::AllReduce, n, in) - 6 * 1;
+  EXPECT_NEAR(rhdBw, ringBw, 1e-6);
+}
+
+TEST(CostModel, SmallMessagesPreferFewStepsLargeOnesPreferBandwidth) {
+  CostInputs in = OneHost(8);
+  const std::vector<std::string> all = {"ring", "tree", "rd", "rhd", "direct"};
+  EXPECT_NE(ChooseCheapest(all, CollKind::AllReduce, 8, in).algorithm, "ring");
+  const CostChoice large = ChooseCheapest(all, CollKind::AllReduce, 256 << 20, in);
+  EXPECT_TRUE(large.algorithm == "ring" || large.algorithm == "rhd") << large.algorithm;
+}
+
+TEST(CostModel, HierarchicalAllReduceGainsWhatTheoryPredictsOnSlowLinks) {
+  // Network 1000x slower than shared memory, so intra-host terms vanish: flat ring moves 2(p-1)/p of
+  // the buffer over the NIC, the hierarchy 2(h-1)/h. 2 hosts x 2 ranks: 1.5x; 2 x 4: 1.75x.
+  const double n = 64 << 20;
+  for (auto [l, ratio] : {std::pair<int, double>{2, 1.5}, {4, 1.75}}) {
+    CostInputs in = Hosts(2, l, 0.125, 125.0);
+    const double flat = EstimateUs("ring", CollKind::AllReduce, n, in);
+    const double hier = EstimateUs("hier", CollKind::AllReduce, n, in);
+    EXPECT_NEAR(flat / hier, ratio, 0.01 * ratio) << l << " ranks per host";
+  }
+}
+
+TEST(CostModel, ShapesAnAlgorithmCannotServeAreRejected) {
+  EXPECT_LT(EstimateUs("hier", CollKind::AllReduce, 1 << 20, OneHost(4)), 0);        // one host
+  EXPECT_LT(EstimateUs("oneshot", CollKind::AllReduce, 1 << 20, Hosts(2, 2, 1, 5)), 0);  // several hosts
+  EXPECT_LT(EstimateUs("oneshot", CollKind::AllReduce, 1 << 20, OneHost(4)), 0);     // no peer mapping
+  EXPECT_LT(EstimateUs("pairwise", CollKind::AllReduce, 1 << 20, OneHost(4)), 0);
+  EXPECT_LT(EstimateUs("ring", CollKind::Broadcast, 1 << 20, OneHost(4)), 0);
+  EXPECT_LT(EstimateUs("nosuch", CollKind::AllReduce, 1 << 20, OneHost(4)), 0);
+  CostInputs uneven = Hosts(2, 2, 1, 5);
+  uneven.nranks = 5;
+  uneven.ranksPerHost = 0;
+  EXPECT_LT(EstimateUs("hier", CollKind::AllReduce, 1 << 20, uneven), 0);
+  EXPECT_EQ(ChooseCheapest({"hier", "pairwise"}, CollKind::AllReduce, 1 << 20, OneHost(4)).algorithm, "");
+}
+
+TEST(CostModel, OneshotWinsSmallAllReduceOnOneHostWithPeerMapping) {
+  CostInputs in = OneHost(4);
+  in.peerMapped = true;
+  in.reduceGBs = 10.0;
+  in.copyGBs = 10.0;
+  EXPECT_EQ(ChooseCheapest({"ring", "rd", "rhd", "tree", "oneshot", "twoshot"}, CollKind::AllReduce, 4096, in).algorithm,
+            "oneshot");
+}
+
+}  // namespace
+}  // namespace strata
