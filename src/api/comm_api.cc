@@ -193,8 +193,11 @@ strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncE
   strata::CommGuard c(comm);
   if (!c.status().ok()) return ReturnStatus(c.status());
   if (!asyncError) return ReturnStatus(strata::MakeError(strataInvalidArgument, "asyncError pointer is NULL"));
-  // Host collectives report errors synchronously; nothing runs in the background yet.
-  *asyncError = c->aborted() ? strataCommAborted : strataSuccess;
+  // What broke the communicator: a peer death seen by the watchdog thread, or a collective that
+  // failed mid-flight. The reason goes to strataGetLastError(); the call itself succeeded.
+  const strata::Status st = c->asyncError();
+  *asyncError = c->aborted() ? strataCommAborted : st.code();
+  if (!st.ok()) (void)ReturnStatus(st);
   return strataSuccess;
 }
 

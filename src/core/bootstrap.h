@@ -37,6 +37,7 @@ struct PeerInfo {
   char machineId[128];  // the real machine, for CPU sharing decisions
   int32_t rank;
   int32_t pid;
+  uint64_t pidNamespace;  // with machineId: whether `pid` names a process this rank can watch
   uint32_t ip;  // TCP listener, network order
   uint16_t port;
   uint16_t pad;
@@ -44,6 +45,8 @@ struct PeerInfo {
   // Geometry; every rank uses rank 0's so that plans and FIFOs agree.
   uint32_t slotBytes, nslots, nchannels, nsocks, directMaxBytes;
   int32_t shmDisable;
+  int32_t checkCalls;  // STRATA_CHECK_CALLS: must agree, since it adds a message to every call
+  int32_t pad2;
 };
 
 // Starts the root on an already listening socket; it serves one communicator and exits.

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "algorithms/algorithms.h"
+#include "core/call_check.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "exec/host_reduce.h"
@@ -44,6 +45,7 @@ Status ResolveSettings(const strataConfig_t* config, CommSettings* s) {
   s->spinUs = static_cast<int>(ConfigInt("STRATA_SPIN_US"));
   s->yieldUs = static_cast<int>(ConfigInt("STRATA_YIELD_US"));
   s->socketIfname = ConfigString("STRATA_SOCKET_IFNAME");
+  s->checkCalls = ConfigBool("STRATA_CHECK_CALLS");
   if (config) {
     STRATA_REQUIRE(config->magic == STRATA_CONFIG_MAGIC && config->size >= offsetof(strataConfig_t, timeoutMs),
                    strataInvalidArgument,
@@ -76,8 +78,57 @@ Status ResolveSettings(const strataConfig_t* config, CommSettings* s) {
 }
 
 Communicator::~Communicator() {
+  stopWatchdog();
   send_.clear();
   recv_.clear();
+}
+
+void Communicator::startWatchdog() {
+  if (!monitor_.watchesAny()) return;
+  watchdog_ = std::thread([this] {
+    LogSetRank(rank_, nranks_);
+    std::unique_lock<std::mutex> lock(watchMu_);
+    while (!stopWatch_) {
+      watchCv_.wait_for(lock, std::chrono::milliseconds(200));
+      if (stopWatch_) break;
+      const std::vector<int> dead = monitor_.deadRanks();
+      if (dead.empty()) continue;
+      Status st = MakeError(strataRemoteError, "%s (found by the watchdog)", monitor_.describe(dead).c_str());
+      STRATA_LOG(WARN, INIT, "%s", st.message().c_str());
+      setAsyncError(st);
+      break;  // the first error is the one reported; nothing more to watch for
+    }
+  });
+}
+
+void Communicator::stopWatchdog() {
+  if (!watchdog_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(watchMu_);
+    stopWatch_ = true;
+  }
+  watchCv_.notify_all();
+  watchdog_.join();
+}
+
+void Communicator::setAsyncError(const Status& st) {
+  std::lock_guard<std::mutex> lock(asyncMu_);
+  if (broken_.load()) return;
+  asyncError_ = st;
+  broken_.store(true);
+}
+
+Status Communicator::asyncError() const {
+  if (!broken_.load()) return Status::Ok();
+  std::lock_guard<std::mutex> lock(asyncMu_);
+  return asyncError_;
+}
+
+Status Communicator::failIfBroken(const char* what) const {
+  if (!broken_.load()) return Status::Ok();
+  const Status st = asyncError();
+  return MakeError(st.code(), "%s refused: the communicator failed earlier (%s); destroy or abort it",
+                   what, st.message().c_str());
 }
 
 Status Communicator::init(const UniqueIdData& id, int nranks, int rank, const CommSettings& settings) {
@@ -103,6 +154,8 @@ Status Communicator::init(const UniqueIdData& id, int nranks, int rank, const Co
   snprintf(me.machineId, sizeof(me.machineId), "%s", MachineId().c_str());
   me.rank = rank;
   me.pid = getpid();
+  me.pidNamespace = PidNamespaceId();
+  me.checkCalls = settings.checkCalls;
   me.ip = tcp_->listenAddr().ip;
   me.port = tcp_->listenAddr().port;
   me.slotBytes = static_cast<uint32_t>(settings.slotBytes);
@@ -132,6 +185,8 @@ Status Communicator::init(const UniqueIdData& id, int nranks, int rank, const Co
   tcp_->closeListener();
   STRATA_CHECK(st);
   STRATA_CHECK(barrier);
+  monitor_.watch(all, rank_);
+  startWatchdog();
   STRATA_LOG(INFO, INIT, "communicator ready: %d ranks, %s, %d channel(s), slots %d x %zu B", nranks,
              hasShmPeers_ ? "shared memory and/or TCP" : "TCP", geo_.nchannels, geo_.nslots, geo_.slotBytes);
   return Status::Ok();
@@ -152,10 +207,11 @@ Status Communicator::setupConnections(const std::vector<PeerInfo>& all, uint32_t
   for (int r = 0; r < nranks_; ++r) {
     const PeerInfo& p = all[r];
     STRATA_REQUIRE(p.slotBytes == r0.slotBytes && p.nslots == r0.nslots && p.nchannels == r0.nchannels &&
-                       p.nsocks == r0.nsocks && p.shmDisable == r0.shmDisable,
+                       p.nsocks == r0.nsocks && p.shmDisable == r0.shmDisable && p.checkCalls == r0.checkCalls,
                    strataInvalidUsage,
                    "rank %d has different transport settings than rank 0 (STRATA_SLOT_BYTES, STRATA_NSLOTS, "
-                   "STRATA_NCHANNELS, STRATA_NSOCKS_PERPEER and STRATA_SHM_DISABLE must match on every rank)",
+                   "STRATA_NCHANNELS, STRATA_NSOCKS_PERPEER, STRATA_SHM_DISABLE and STRATA_CHECK_CALLS must match "
+                   "on every rank)",
                    r);
   }
   const std::string myHost = all[rank_].hostId;
@@ -232,6 +288,7 @@ WaitPolicy Communicator::waitPolicy() const {
     w.yieldUs = std::min(w.yieldUs, 50);
   }
   w.timeoutMs = settings_.timeoutMs;
+  w.liveness = monitor_.watchesAny() ? &monitor_ : nullptr;
   return w;
 }
 
@@ -253,25 +310,54 @@ Status Communicator::cachedPlan(const CollDesc& desc, CachedPlan** out) {
   return Status::Ok();
 }
 
-Status Communicator::reportFailure(const Status& st, const char* what) {
-  STRATA_LOG(WARN, COLL, "%s failed: %s", what, st.message().c_str());
-  return MakeError(st.code(), "%s: %s", what, st.message().c_str());
+Status Communicator::reportFailure(const Status& st, const std::string& what) {
+  STRATA_LOG(WARN, COLL, "%s failed: %s", what.c_str(), st.message().c_str());
+  Status out = MakeError(st.code(), "%s: %s", what.c_str(), st.message().c_str());
+  // Data was moving: the FIFOs of this communicator are out of step with the peers' now.
+  if (st.code() != strataCommAborted) setAsyncError(out);
+  return out;
 }
 
-Status Communicator::runCollective(const CollDesc& desc, const void* send, void* recv) {
-  STRATA_REQUIRE(!aborted(), strataCommAborted, "the communicator was aborted");
+Status Communicator::execute(const CollDesc& desc, const void* send, void* recv) {
   CachedPlan* cached = nullptr;
   STRATA_CHECK(cachedPlan(desc, &cached));
   const size_t scratchBytes = cached->plan.scratchElems * DataTypeSize(desc.dtype);
   if (scratch_.size() < scratchBytes) scratch_.resize(scratchBytes);
   void* buffers[3] = {const_cast<void*>(send), recv, scratch_.data()};
   cached->run->start(buffers);
-  Status st = ExecuteRun(*cached->run, waitPolicy());
-  return st.ok() ? st : reportFailure(st, CollKindName(desc.kind));
+  return ExecuteRun(*cached->run, waitPolicy());
+}
+
+Status Communicator::checkCall(const CollDesc& desc) {
+  const CallSignature mine = MakeSignature(desc, checkedCalls_++);
+  std::vector<CallSignature> all(nranks_);
+  CollDesc ag;
+  ag.kind = CollKind::AllGather;
+  ag.count = sizeof(CallSignature);
+  ag.dtype = strataUint8;
+  Status st = execute(ag, &mine, all.data());
+  if (!st.ok()) return reportFailure(st, DescribeCall(desc) + " (exchanging call signatures)");
+  // Every rank holds the same table, so every rank returns the same verdict and the communicator
+  // stays usable: no data of the mismatched call has moved.
+  Status verdict = CompareSignatures(all);
+  if (!verdict.ok()) {
+    STRATA_LOG(WARN, COLL, "%s refused: %s", DescribeCall(desc).c_str(), verdict.message().c_str());
+    return MakeError(verdict.code(), "%s refused: %s", DescribeCall(desc).c_str(), verdict.message().c_str());
+  }
+  return Status::Ok();
+}
+
+Status Communicator::runCollective(const CollDesc& desc, const void* send, void* recv) {
+  STRATA_REQUIRE(!aborted(), strataCommAborted, "the communicator was aborted");
+  STRATA_CHECK(failIfBroken(CollKindName(desc.kind)));
+  if (settings_.checkCalls && nranks_ > 1) STRATA_CHECK(checkCall(desc));
+  Status st = execute(desc, send, recv);
+  return st.ok() ? st : reportFailure(st, DescribeCall(desc));
 }
 
 Status Communicator::runP2P(const std::vector<P2POp>& ops) {
   STRATA_REQUIRE(!aborted(), strataCommAborted, "the communicator was aborted");
+  STRATA_CHECK(failIfBroken("Send/Recv group"));
   // One buffer per operation; one queue per (peer, direction) so that operations to one peer keep
   // their order and different peers never wait on each other.
   Plan plan;

@@ -3,16 +3,19 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
 #include "algorithms/collective.h"
 #include "algorithms/plan.h"
 #include "core/bootstrap.h"
+#include "core/peer_monitor.h"
 #include "core/status.h"
 #include "exec/executor.h"
 #include "exec/plan_run.h"
@@ -33,6 +36,7 @@ struct CommSettings {
   size_t directMaxBytes = 16 << 10;
   int spinUs = 10;
   int yieldUs = 2000;
+  bool checkCalls = false;  // STRATA_CHECK_CALLS
   std::string name;
   std::string socketIfname;
 };
@@ -65,6 +69,11 @@ class Communicator : public ConnectionTable {
 
   void abort() { aborted_.store(true); }
   bool aborted() const { return aborted_.load(); }
+  // The first error that broke the communicator: found by the watchdog thread (a peer process
+  // died) or by a collective that failed after data started moving. Ok while healthy.
+  Status asyncError() const;
+  // Descriptors the peer monitor holds: one pidfd per peer process on this machine.
+  size_t peerMonitorFds() const { return monitor_.descriptors(); }
 
   SendConnection* sendTo(int channel, int peer) override;
   RecvConnection* recvFrom(int channel, int peer) override;
@@ -78,7 +87,13 @@ class Communicator : public ConnectionTable {
     std::unique_ptr<PlanRun> run;
   };
   Status cachedPlan(const CollDesc& desc, CachedPlan** out);
-  Status reportFailure(const Status& st, const char* what);
+  Status execute(const CollDesc& desc, const void* send, void* recv);
+  Status checkCall(const CollDesc& desc);
+  Status reportFailure(const Status& st, const std::string& what);
+  void setAsyncError(const Status& st);
+  Status failIfBroken(const char* what) const;
+  void startWatchdog();
+  void stopWatchdog();
   WaitPolicy waitPolicy() const;
 
   int rank_ = 0, nranks_ = 1;
@@ -95,6 +110,16 @@ class Communicator : public ConnectionTable {
   std::atomic<bool> aborted_{false};
   std::vector<char> scratch_;
   std::map<std::tuple<int, uint64_t, int, int, int>, CachedPlan> plans_;
+  uint32_t checkedCalls_ = 0;
+
+  PeerMonitor monitor_;
+  std::thread watchdog_;
+  std::mutex watchMu_;
+  std::condition_variable watchCv_;
+  bool stopWatch_ = false;
+  mutable std::mutex asyncMu_;
+  std::atomic<bool> broken_{false};
+  Status asyncError_;
 };
 
 // Host identity: STRATA_HOSTID, else MachineId().

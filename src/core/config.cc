@@ -13,6 +13,9 @@ const std::vector<KnobInfo>& AllKnobs() {
        "comma list of log subsystems: INIT,COLL,NET,SHM,BOOT,ENV,TUNING or ALL"},
       {"STRATA_DEBUG_FILE", KnobType::String, "", "write the log to this file instead of stderr (%h host, %p pid)"},
       {"STRATA_TIMEOUT", KnobType::Int, "300", "seconds any init step or collective may wait for a peer"},
+      {"STRATA_CHECK_CALLS", KnobType::Bool, "0",
+       "1: ranks compare each collective's kind, count, datatype, op and root before running it (costs one "
+       "small allgather per call)"},
       {"STRATA_NCHANNELS", KnobType::Int, "1", "ring channels per collective (1-16)"},
       {"STRATA_SHM_DISABLE", KnobType::Bool, "0", "1: use TCP between ranks of one host instead of shared memory"},
       {"STRATA_SOCKET_IFNAME", KnobType::String, "",

@@ -3,7 +3,9 @@
 #include <poll.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <string>
 #include <vector>
 
 #include "exec/plan_run.h"
@@ -22,15 +24,34 @@ Status ExecutePlan(const Plan& plan, void* const* buffers, ConnectionTable* conn
   return ExecuteRun(run, wait);
 }
 
+namespace {
+// A failed connection often means a dead peer; say which one, since the peer a rank waits for may
+// only be the messenger.
+Status WithDeadPeers(Status st, const WaitPolicy& wait) {
+  if (st.ok() || !wait.liveness) return st;
+  const std::vector<int> dead = wait.liveness->deadRanks();
+  if (dead.empty()) return st;
+  return Status(st.code(), st.message() + " (" + wait.liveness->describe(dead) + ")");
+}
+
+std::string RankList(const std::vector<int>& ranks) {
+  std::string out;
+  for (int r : ranks) out += (out.empty() ? "rank " : ", rank ") + std::to_string(r);
+  return out.empty() ? "no peer" : out;
+}
+}  // namespace
+
 Status ExecuteRun(PlanRun& run, const WaitPolicy& wait) {
   const Deadline deadline = Deadline::After(wait.timeoutMs);
   const int64_t spinNs = static_cast<int64_t>(wait.spinUs) * 1000;
   const int64_t yieldNs = static_cast<int64_t>(wait.yieldUs) * 1000;
+  const uint64_t checkNs = static_cast<uint64_t>(wait.peerCheckMs) * 1000000;
   std::vector<pollfd> fds;
-  uint64_t idleSince = 0;
+  uint64_t idleSince = 0, lastPeerCheck = NowNs();
   for (;;) {
     bool progressed = false;
-    STRATA_CHECK(run.advance(&progressed));
+    Status st = run.advance(&progressed);
+    if (!st.ok()) return WithDeadPeers(st, wait);
     if (run.done()) return Status::Ok();
     if (progressed) {
       idleSince = 0;
@@ -46,9 +67,31 @@ Status ExecuteRun(PlanRun& run, const WaitPolicy& wait) {
     if (wait.abort && wait.abort->load(std::memory_order_relaxed))
       return MakeError(strataCommAborted, "the communicator was aborted while waiting for %s",
                        run.blockedOn().c_str());
+    if (wait.liveness && now - lastPeerCheck >= checkNs) {
+      lastPeerCheck = now;
+      const std::vector<int> dead = wait.liveness->deadRanks();
+      if (!dead.empty()) {
+        // Whatever a dead peer wrote before dying is already visible: one more round takes it.
+        progressed = false;
+        STRATA_CHECK(WithDeadPeers(run.advance(&progressed), wait));
+        if (run.done()) return Status::Ok();
+        if (progressed) {
+          idleSince = 0;
+          continue;
+        }
+        const std::vector<int> waited = run.blockedPeers();
+        bool waitsOnDead = false;
+        for (int r : waited) waitsOnDead = waitsOnDead || std::binary_search(dead.begin(), dead.end(), r);
+        if (waitsOnDead || idle >= static_cast<int64_t>(wait.deadStallMs) * 1000000)
+          return MakeError(strataRemoteError, "%s; this rank was waiting for %s", wait.liveness->describe(dead).c_str(),
+                           run.blockedOn().c_str());
+      }
+    }
     if (deadline.expired())
-      return MakeError(strataTimeout, "timed out after %lld ms waiting for %s",
-                       static_cast<long long>(wait.timeoutMs), run.blockedOn().c_str());
+      return WithDeadPeers(MakeError(strataTimeout, "timed out after %lld ms waiting for %s (no answer from %s)",
+                                     static_cast<long long>(wait.timeoutMs), run.blockedOn().c_str(),
+                                     RankList(run.blockedPeers()).c_str()),
+                           wait);
     if (idle < spinNs + yieldNs) {
       sched_yield();
       continue;
@@ -63,10 +106,10 @@ Status ExecuteRun(PlanRun& run, const WaitPolicy& wait) {
     if (wait.doorbell) {
       uint32_t seq = wait.doorbell->prepareSleep();
       progressed = false;
-      Status st = run.advance(&progressed);
+      st = run.advance(&progressed);
       if (!st.ok() || progressed || run.done()) {
         wait.doorbell->cancelSleep();
-        STRATA_CHECK(st);
+        STRATA_CHECK(WithDeadPeers(st, wait));
         continue;
       }
       wait.doorbell->sleep(seq, deadline.remainingMs(kSleepSliceMs));

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <atomic>
+#include <string>
+#include <vector>
 
 #include "algorithms/plan.h"
 #include "core/deadline.h"
@@ -13,18 +15,33 @@
 
 namespace strata {
 
+// Which peers are known to have died; implemented by the communicator's PeerMonitor.
+class PeerLiveness {
+ public:
+  virtual ~PeerLiveness() = default;
+  virtual std::vector<int> deadRanks() const = 0;  // ascending
+  // "rank 2 (pid 99) died" for each, joined with ", ".
+  virtual std::string describe(const std::vector<int>& dead) const = 0;
+};
+
 struct WaitPolicy {
   Doorbell* doorbell = nullptr;             // this rank's, when it has shared-memory peers
   const std::atomic<bool>* abort = nullptr;  // set by strataCommAbort
   int spinUs = 50;
   int yieldUs = 2000;  // after spinning, yield this long before sleeping
   int64_t timeoutMs = 300000;
+  // Asked every peerCheckMs while the run waits, and when a connection fails. A dead peer the run
+  // waits for fails it at once; any other dead peer fails it after deadStallMs without progress
+  // (the wait is then most likely on a survivor that waits for the dead one).
+  const PeerLiveness* liveness = nullptr;
+  int peerCheckMs = 100;
+  int deadStallMs = 1000;
 };
 
 class PlanRun;
 
 // Runs a started PlanRun to completion. Errors: strataTimeout (message names the peers waited
-// for), strataCommAborted, or whatever a connection reported.
+// for), strataCommAborted, strataRemoteError naming a dead peer, or whatever a connection reported.
 Status ExecuteRun(PlanRun& run, const WaitPolicy& wait);
 
 // Same for a plan used once: resolves its connections, binds the buffers and runs it.

@@ -171,3 +171,24 @@ std::string PlanRun::blockedOn() const {
 }
 
 }  // namespace strata
+
+namespace strata {
+
+std::vector<int> PlanRun::blockedPeers() const {
+  std::vector<int> out;
+  for (const QueueState& q : queues_) {
+    if (q.step >= q.queue->steps.size()) continue;
+    const Step& s = q.queue->steps[q.step];
+    if (s.recvPeer >= 0) out.push_back(s.recvPeer);
+    else if (s.sendPeer >= 0) out.push_back(s.sendPeer);
+  }
+  if (out.empty() && !flushed_) {
+    for (SendConnection* c : sendConns_)
+      if (!c->flushed()) out.push_back(c->peer());
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace strata

@@ -33,6 +33,8 @@ class PlanRun {
   bool pollFds(std::vector<pollfd>* fds);
   // The peers this run is waiting for, e.g. "receive from rank 3 (channel 0)".
   std::string blockedOn() const;
+  // The same peers as ranks, ascending and distinct.
+  std::vector<int> blockedPeers() const;
 
  private:
   struct QueueState {

@@ -86,6 +86,7 @@ MpResult Run(const MpOptions& o, const RankFn& fn, bool makeComm) {
       setenv("STRATA_HOSTID", ("mp-node" + std::to_string(r / perNode)).c_str(), 1);
       std::string msg;
       strataComm_t comm = nullptr;
+      if (o.beforeInit) o.beforeInit(r);
       if (makeComm) {
         strataConfig_t cfg = STRATA_CONFIG_INITIALIZER;
         cfg.shmDisable = o.tcp ? 1 : 0;
@@ -94,7 +95,7 @@ MpResult Run(const MpOptions& o, const RankFn& fn, bool makeComm) {
         if (rc != strataSuccess) msg = std::string("init failed: ") + strataGetLastError(nullptr);
       }
       if (msg.empty()) msg = fn(r, o.nranks, comm);
-      if (comm && strataCommDestroy(comm) != strataSuccess && msg.empty())
+      if (comm && o.destroyComm && strataCommDestroy(comm) != strataSuccess && msg.empty())
         msg = std::string("destroy failed: ") + strataGetLastError(nullptr);
       WriteAll(fds[1], msg);
       close(fds[1]);
@@ -109,6 +110,7 @@ MpResult Run(const MpOptions& o, const RankFn& fn, bool makeComm) {
   strataUniqueId id{};
   if (makeComm && result.failures.empty() && strataGetUniqueId(&id) != strataSuccess)
     result.failures.push_back(std::string("strataGetUniqueId failed: ") + strataGetLastError(nullptr));
+  if (makeComm && result.failures.empty() && o.onUniqueId) o.onUniqueId(id);
   for (int r = 0; r < o.nranks; ++r) {
     if (idPipes[r] < 0) continue;
     if (makeComm && result.failures.empty()) WriteAll(idPipes[r], std::string(id.internal, sizeof(id.internal)));

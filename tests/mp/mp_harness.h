@@ -18,6 +18,11 @@ struct MpOptions {
   int nodes = 1;           // ranks split into this many fake hosts (STRATA_HOSTID), TCP between them
   int timeoutSec = 300;    // the whole run
   int commTimeoutMs = 60000;
+  bool destroyComm = true;  // false: the rank function destroys or aborts the communicator itself
+  // In each rank before it makes its communicator (e.g. to start an attacker thread).
+  std::function<void(int rank)> beforeInit;
+  // In the test process once the unique id exists, before any rank has it (e.g. to attack the root).
+  std::function<void(const strataUniqueId& id)> onUniqueId;
 };
 
 // What a rank reports: empty when it passed, else what went wrong.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 namespace strata {
@@ -16,6 +17,13 @@ namespace {
 constexpr size_t kMinPieceBytes = 16 << 10;
 
 bool WouldBlock(int err) { return err == EAGAIN || err == EWOULDBLOCK || err == EINTR; }
+
+// A reset or broken connection is the peer's failure, not a local system error.
+Status SocketError(int err, const char* what, int peer) {
+  if (err == ECONNRESET || err == EPIPE || err == ETIMEDOUT || err == EHOSTUNREACH)
+    return MakeError(strataRemoteError, "TCP %s rank %d failed: %s (did it exit or fail?)", what, peer, strerror(err));
+  return MakeSysError(err, "TCP %s rank %d failed", what, peer);
+}
 }  // namespace
 
 void TcpPieceRange(size_t bytes, int j, int k, size_t* begin, size_t* end) {
@@ -73,7 +81,7 @@ Status TcpSendConnection::pushSocket(size_t j, bool* progressed) {
     ssize_t w = sendmsg(fds_[j], &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (w < 0) {
       if (WouldBlock(errno)) break;
-      return MakeSysError(errno, "TCP send to rank %d failed", peer());
+      return SocketError(errno, "send to", peer());
     }
     *progressed = true;
     st.done += w;
@@ -147,7 +155,7 @@ Status TcpRecvConnection::pullSocket(size_t j, bool* progressed) {
     }
     if (r < 0) {
       if (WouldBlock(errno)) break;
-      return MakeSysError(errno, "TCP receive from rank %d failed", peer());
+      return SocketError(errno, "receive from", peer());
     }
     *progressed = true;
     st.done += r;
