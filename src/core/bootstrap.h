@@ -1,7 +1,7 @@
 // Bootstrap: how ranks find each other. The root (a thread in the process that created the unique
 // id, or in rank 0) collects every rank's PeerInfo and sends back the full table, then serves one
-// barrier that marks the end of connection setup. Every message is authenticated with the job
-// secret; anything else on the root's port is dropped.
+// barrier that marks the end of connection setup. Every connection first proves the job secret
+// (transport/net/auth.h); anything else on the root's port is dropped and logged.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include "core/deadline.h"
 #include "core/status.h"
 #include "strata/strata.h"
+#include "transport/net/auth.h"
 #include "transport/net/socket.h"
 #include "transport/net/tcp/tcp_transport.h"
 
@@ -49,6 +50,29 @@ struct PeerInfo {
   int32_t pad2;
 };
 
+// Most ranks a communicator may have: bounds what a peer's message may make the root allocate.
+constexpr int kMaxRanks = 1 << 16;
+
+// The root's first answer to a rank: the proof that it knows the secret, then whether the job is
+// complete (the peer table follows) or why not. Fixed size on the wire.
+struct RootReply {
+  uint32_t magic;
+  int32_t result;  // strataSuccess, else why this rank cannot join
+  int32_t reason;  // RootRefusal
+  int32_t nranks;  // the root's rank count
+  int32_t joined;
+  int32_t missingCount;  // ranks that never joined (timeout); the first 16 are listed
+  int32_t missing[16];
+  uint64_t proof;  // AuthReplyMac over the rank's hello
+};
+constexpr uint32_t kRootReplyMagic = 0x53545252;  // "STRR"
+enum class RootRefusal : int32_t { None = 0, Timeout = 1, DuplicateRank = 2, RankCountDiffers = 3 };
+
+// Checks a RootReply received by rank `rank` of `nranks` (after `hello`): the proof, then the
+// verdict, turned into an error that names the ranks that never joined. Pure (fuzzed).
+Status CheckRootReply(const void* bytes, size_t len, const uint8_t secret[kSecretBytes], const AuthHello& hello,
+                      int rank, int nranks);
+
 // Starts the root on an already listening socket; it serves one communicator and exits.
 void StartBootstrapRoot(int listenFd, const uint8_t secret[kSecretBytes], int64_t timeoutMs);
 
@@ -68,6 +92,7 @@ class BootstrapClient {
  private:
   int fd_ = -1;
   uint32_t localIp_ = 0;
+  int rank_ = -1;
   uint8_t secret_[kSecretBytes] = {};
 };
 

@@ -135,6 +135,7 @@ Status Communicator::init(const UniqueIdData& id, int nranks, int rank, const Co
   rank_ = rank;
   nranks_ = nranks;
   settings_ = settings;
+  memcpy(secret_, id.secret, kSecretBytes);
   LogSetRank(rank, nranks);
   const Deadline deadline = Deadline::After(settings.timeoutMs);
 
@@ -245,6 +246,8 @@ Status Communicator::setupConnections(const std::vector<PeerInfo>& all, uint32_t
   if (!tcpPeers.empty()) {
     TcpSetup setup;
     setup.myRank = rank_;
+    setup.nranks = nranks_;
+    memcpy(setup.secret, secret_, kSecretBytes);
     setup.nchannels = geo_.nchannels;
     setup.nsocks = static_cast<int>(r0.nsocks);
     setup.nslots = geo_.nslots;

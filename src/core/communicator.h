@@ -97,6 +97,7 @@ class Communicator : public ConnectionTable {
   WaitPolicy waitPolicy() const;
 
   int rank_ = 0, nranks_ = 1;
+  uint8_t secret_[kSecretBytes] = {};  // from the unique id: every TCP connection proves it
   CommSettings settings_;
   PlanGeometry geo_;
   std::vector<PeerInfo> peers_;

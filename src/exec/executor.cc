@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "exec/plan_run.h"
@@ -29,7 +30,16 @@ namespace {
 // only be the messenger.
 Status WithDeadPeers(Status st, const WaitPolicy& wait) {
   if (st.ok() || !wait.liveness) return st;
-  const std::vector<int> dead = wait.liveness->deadRanks();
+  std::vector<int> dead = wait.liveness->deadRanks();
+  if (st.code() == strataRemoteError) {
+    // A peer that closed its connection may have failed because another one died a moment before,
+    // whose exit the kernel has not finished: give that death a moment to show, to name the cause.
+    for (int i = 0; i < 10; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      std::vector<int> now = wait.liveness->deadRanks();
+      if (now.size() > dead.size()) dead.swap(now);
+    }
+  }
   if (dead.empty()) return st;
   return Status(st.code(), st.message() + " (" + wait.liveness->describe(dead) + ")");
 }

@@ -114,7 +114,8 @@ TEST_P(RankKilledTest, SurvivorsNameTheDeadRankLongBeforeTheTimeout) {
       strataResult_t async = strataSuccess;
       if (strataCommGetAsyncError(comm, &async) != strataSuccess || async == strataSuccess)
         err += "strataCommGetAsyncError reports no error after the failure; ";
-      if (rank == 0 && err.empty()) fprintf(stderr, "rank 0 saw after %lld ms: %s\n", static_cast<long long>(at - faultAt), msg.c_str());
+      if (rank == 0 && err.empty())
+        fprintf(stderr, "rank 0 saw after %lld ms: %s\n", static_cast<long long>(at - faultAt), msg.c_str());
       return err;  // the harness destroys the communicator and fails the rank if that fails
     }
     return "100000 allreduces passed: the victim never died";
@@ -161,6 +162,8 @@ TEST(RankStopped, SurvivorsFailWithinTimeoutPlusTwoSeconds) {
                       kTimeoutMs, msg.c_str());
       if (rc != strataTimeout && rc != strataRemoteError) err += Format("returned %d: %s; ", rc, msg.c_str());
       if (msg.find("rank ") == std::string::npos) err += "the message names no rank: " + msg + "; ";
+      if (rank == 0 && err.empty())
+        fprintf(stderr, "rank 0 saw after %lld ms: %s\n", static_cast<long long>(late), msg.c_str());
       break;
     }
     // The stopped rank never finishes on its own.

@@ -2,30 +2,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "core/log.h"
 #include "transport/net/tcp/tcp_connection.h"
 
 namespace strata {
 
-namespace {
-constexpr uint32_t kHandshakeMagic = 0x53544350;  // "STCP"
-
-struct Handshake {
-  uint32_t magic;
-  int32_t fromRank;
-  int32_t channel;
-  int32_t sock;
-  uint8_t secret[kSecretBytes];
-};
-
-bool SameSecret(const uint8_t* a, const uint8_t* b) {
-  uint8_t diff = 0;  // constant time: no early exit on the first differing byte
-  for (int i = 0; i < kSecretBytes; ++i) diff |= a[i] ^ b[i];
-  return diff == 0;
-}
-}  // namespace
 
 TcpTransport::~TcpTransport() {
   closeListener();
@@ -58,8 +43,7 @@ Status TcpTransport::connectAll(const TcpSetup& setup, const std::map<int, SockA
       for (int s = 0; s < k; ++s) {
         int fd = -1;
         STRATA_CHECK(ConnectTcp(p.second, deadline, &fd));
-        Handshake h{kHandshakeMagic, setup.myRank, c, s, {}};
-        memcpy(h.secret, setup.secret, kSecretBytes);
+        const AuthHello h = MakeAuthHello(setup.secret, AuthPurpose::Data, setup.myRank, setup.nranks, p.first, c, s);
         Status st = SendAll(fd, &h, sizeof(h), deadline);
         if (!st.ok()) {
           close(fd);
@@ -70,23 +54,29 @@ Status TcpTransport::connectAll(const TcpSetup& setup, const std::map<int, SockA
       }
     }
   }
+  AuthAcceptor acceptor(listenFd_, setup.secret, AuthPurpose::Data, "TCP listener");
   while (expected > 0) {
     int fd = -1;
-    Status st = AcceptTcp(listenFd_, deadline, &fd);
-    if (!st.ok())
-      return MakeError(st.code(), "rank %d: %d TCP connections from higher ranks never arrived: %s", setup.myRank,
-                       expected, st.message().c_str());
-    Handshake h{};
-    // A stranger that connects and says nothing must not stall the job: give it a short window.
-    Deadline shortWait = Deadline::After(std::min(deadline.remainingMs(5000), 5000));
-    st = RecvAll(fd, &h, sizeof(h), shortWait);
+    AuthHello h{};
+    Status st = acceptor.next(deadline, &fd, &h);
+    if (!st.ok()) {
+      std::string missing;
+      for (const auto& b : bundles_) {
+        if (b.first.first <= setup.myRank) continue;
+        const bool complete = std::find(b.second.begin(), b.second.end(), -1) == b.second.end();
+        const std::string r = std::to_string(b.first.first);
+        if (!complete && missing.find("rank " + r + ",") == std::string::npos) missing += "rank " + r + ", ";
+      }
+      return MakeError(st.code(), "rank %d: %d TCP connections never arrived (from %sand %d stranger(s) dropped): %s",
+                       setup.myRank, expected, missing.c_str(), acceptor.dropped(), st.message().c_str());
+    }
+    // Authenticated: a rank of this job, but it must be one this rank expects, once.
     auto it = bundles_.find({h.fromRank, h.channel});
-    bool valid = st.ok() && h.magic == kHandshakeMagic && SameSecret(h.secret, setup.secret) &&
-                 h.fromRank > setup.myRank && it != bundles_.end() && h.sock >= 0 && h.sock < k &&
-                 it->second[h.sock] < 0;
+    const bool valid = h.toRank == setup.myRank && h.nranks == setup.nranks && h.fromRank > setup.myRank &&
+                       it != bundles_.end() && h.sock >= 0 && h.sock < k && it->second[h.sock] < 0;
     if (!valid) {
-      STRATA_LOG(WARN, NET, "dropped a TCP connection that failed the handshake (%s)",
-                 st.ok() ? "bad magic, secret, rank or duplicate" : st.message().c_str());
+      STRATA_LOG(WARN, NET, "dropped an authenticated TCP connection for rank %d from rank %d (channel %d, socket %d): "
+                 "not one this rank expects", h.toRank, h.fromRank, h.channel, h.sock);
       close(fd);
       continue;
     }
@@ -94,6 +84,8 @@ Status TcpTransport::connectAll(const TcpSetup& setup, const std::map<int, SockA
     it->second[h.sock] = fd;
     --expected;
   }
+  if (acceptor.dropped() > 0)
+    STRATA_LOG(WARN, NET, "the TCP listener dropped %d connection(s) that did not authenticate", acceptor.dropped());
   return Status::Ok();
 }
 

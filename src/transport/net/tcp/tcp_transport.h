@@ -1,6 +1,6 @@
 // TCP transport setup: a listener per rank, then K sockets per (peer, channel). The higher rank of
-// a pair connects, the lower accepts; every socket opens with a handshake that proves the job's
-// secret, and connections that fail it are dropped.
+// a pair connects, the lower accepts; every socket opens with an AuthHello that proves the job's
+// secret (net/auth.h), and connections that fail it are dropped and logged.
 #pragma once
 
 #include <cstdint>
@@ -11,14 +11,14 @@
 
 #include "core/deadline.h"
 #include "transport/connection.h"
+#include "transport/net/auth.h"
 #include "transport/net/socket.h"
 
 namespace strata {
 
-constexpr int kSecretBytes = 16;
-
 struct TcpSetup {
   int myRank = 0;
+  int nranks = 1;
   int nchannels = 1;
   int nsocks = 4;
   int nslots = 8;
