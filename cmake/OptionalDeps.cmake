@@ -42,3 +42,46 @@ if(NOT GTest_FOUND)
   message(STATUS "strata: GoogleTest not found (apt-get install libgtest-dev): tests disabled")
   set(STRATA_BUILD_TESTS OFF)
 endif()
+
+# PyTorch for the torch.distributed backend (integrations/torch): a Python interpreter that imports
+# torch, asked for its headers, libraries and ABI. STRATA_TORCH_PYTHON picks the interpreter; by
+# default /usr/bin/python3 (Debian's python3-torch is visible only to it), then python3 on PATH.
+# Sanitizer builds leave it out: the extension would load into an uninstrumented interpreter.
+set(STRATA_TORCH_PYTHON "" CACHE FILEPATH "Python interpreter whose torch the torch backend builds against")
+set(STRATA_HAVE_TORCH OFF)
+if(STRATA_SANITIZE)
+  message(STATUS "strata: torch backend disabled in sanitizer builds (STRATA_SANITIZE=${STRATA_SANITIZE})")
+else()
+  set(_strata_torch_candidates ${STRATA_TORCH_PYTHON})
+  if(NOT STRATA_TORCH_PYTHON)
+    find_program(_strata_path_python3 NAMES python3)
+    set(_strata_torch_candidates /usr/bin/python3 ${_strata_path_python3})
+  endif()
+  foreach(_py IN LISTS _strata_torch_candidates)
+    if(NOT EXISTS "${_py}")
+      continue()
+    endif()
+    execute_process(
+      COMMAND "${_py}" "${PROJECT_SOURCE_DIR}/integrations/torch/probe_torch.py"
+      RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(_rc EQUAL 0)
+      # One "NAME=value" per line (TORCH_VERSION, TORCH_INCLUDE_DIRS, ...); lists are "|"-separated.
+      string(REPLACE "\n" ";" _lines "${_out}")
+      foreach(_line IN LISTS _lines)
+        if(_line MATCHES "^([A-Z0-9_]+)=(.*)$")
+          string(REPLACE "|" ";" _value "${CMAKE_MATCH_2}")
+          set(STRATA_${CMAKE_MATCH_1} "${_value}")
+        endif()
+      endforeach()
+      set(STRATA_TORCH_PYTHON_EXE "${_py}")
+      set(STRATA_HAVE_TORCH ON)
+      break()
+    endif()
+  endforeach()
+  if(STRATA_HAVE_TORCH)
+    message(STATUS "strata: torch ${STRATA_TORCH_VERSION} found (${STRATA_TORCH_PYTHON_EXE}): torch.distributed backend enabled")
+  else()
+    message(STATUS "strata: torch not found (apt-get install python3-torch libtorch-dev pybind11-dev, or set "
+                   "STRATA_TORCH_PYTHON to a python that imports torch): torch.distributed backend disabled")
+  endif()
+endif()

@@ -4,7 +4,8 @@
 set -euo pipefail
 
 pkgs=(build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev
-      libhwloc-dev libibverbs-dev libopenmpi-dev openmpi-bin python3-torch iproute2)
+      libhwloc-dev libibverbs-dev libopenmpi-dev openmpi-bin python3-torch libtorch-dev pybind11-dev
+      python3-dev iproute2)
 if [[ "${1:-}" == "--with-peers" ]]; then
   pkgs+=(libgloo-dev iperf3 iputils-ping hyperfine)
 fi

@@ -1,0 +1,85 @@
+"""strata as a torch.distributed backend for CPU tensors.
+
+    import strata_torch                    # registers the backend "strata"
+    import torch.distributed as dist
+    dist.init_process_group("strata", init_method="env://")      # or store=..., rank=..., world_size=...
+
+Every process group made with the backend exchanges a strata unique id through the group's c10d
+store (rank 0 makes it) and runs its collectives in issue order on one worker thread. Per-group
+settings: ``pg_options=strata_torch.Options(...)``. See docs/INTEGRATIONS.md.
+"""
+import atexit
+import inspect
+
+import torch.distributed as dist
+
+from . import _C
+
+__all__ = ["BACKEND_NAME", "Options", "strata_version"]
+
+BACKEND_NAME = "strata"
+
+
+class Options:
+    """Settings of one strata process group; None keeps the library's own (its STRATA_* variable,
+    else its default). The communicator's timeout is the process group's ``timeout``.
+
+    nchannels:        ring channels (STRATA_NCHANNELS)
+    shm_disable:      True: TCP even between ranks of one host (STRATA_SHM_DISABLE)
+    sockets_per_peer: TCP sockets per peer and channel (STRATA_NSOCKS_PERPEER)
+    comm_name:        name shown in strata's log lines
+
+    Settings the library reads at communicator init from the environment (quantization through
+    STRATA_QUANT, once the library has it) apply to every group; set them before init_process_group.
+    """
+
+    def __init__(self, nchannels=None, shm_disable=None, sockets_per_peer=None, comm_name=None):
+        self.nchannels = nchannels
+        self.shm_disable = shm_disable
+        self.sockets_per_peer = sockets_per_peer
+        self.comm_name = comm_name
+
+    def _to_c(self):
+        c = _C._BackendOptions()
+        if self.nchannels is not None:
+            c.nchannels = int(self.nchannels)
+        if self.shm_disable is not None:
+            c.shm_disable = int(bool(self.shm_disable))
+        if self.sockets_per_peer is not None:
+            c.sockets_per_peer = int(self.sockets_per_peer)
+        if self.comm_name is not None:
+            c.comm_name = str(self.comm_name)
+        return c
+
+    def __repr__(self):
+        return (f"strata_torch.Options(nchannels={self.nchannels}, shm_disable={self.shm_disable}, "
+                f"sockets_per_peer={self.sockets_per_peer}, comm_name={self.comm_name!r})")
+
+
+def strata_version():
+    """The strata library's version code (major * 10000 + minor * 100 + patch)."""
+    return _C.STRATA_VERSION
+
+
+def _create_backend(dist_backend_opts, pg_options):
+    options = pg_options if pg_options is not None else Options()
+    if not isinstance(options, Options):
+        raise TypeError(f"strata: pg_options must be a strata_torch.Options, not {type(options).__name__}")
+    return _C._create_backend(dist_backend_opts.store, dist_backend_opts.group_rank, dist_backend_opts.group_size,
+                              dist_backend_opts.timeout, options._to_c())
+
+
+def _register():
+    if BACKEND_NAME.upper() in dist.Backend._plugins:
+        return  # a second import (e.g. reloading) keeps the first registration
+    # torch 2.x asks which devices a backend serves; 1.x has no such parameter.
+    if "devices" in inspect.signature(dist.Backend.register_backend).parameters:
+        dist.Backend.register_backend(BACKEND_NAME, _create_backend, extended_api=True, devices=["cpu"])
+    else:
+        dist.Backend.register_backend(BACKEND_NAME, _create_backend, extended_api=True)
+
+
+_register()
+# Collectives still queued at exit run to completion (and their future callbacks with them) before
+# the interpreter finalizes; after that, a worker thread that needs the GIL would be stopped mid-job.
+atexit.register(_C._drain_all)
