@@ -92,7 +92,7 @@ class Model {
   }
 
   double directCost(CollKind kind, double n) const {
-    if (kind != CollKind::AllReduce) return kNotApplicable;
+    if (kind != CollKind::AllReduce || n > static_cast<double>(in_.fifoBytes)) return kNotApplicable;
     // Every rank sends its whole buffer to every peer and reduces all of them.
     double wire = Us((l_ - 1) * n, in_.intra.bandwidthGBs);
     double lat = in_.intra.latencyUs;

@@ -29,6 +29,7 @@ struct CostInputs {
   double reduceGBs = 10.0;  // local reduction rate, bytes of one input per second (x1e9)
   double copyGBs = 10.0;    // local copy rate
   uint64_t pipelineBytes = 512 << 10;  // piece size of pipelined algorithms (slots in flight)
+  uint64_t fifoBytes = 1 << 20;        // one connection's FIFO: the direct exchange needs the buffer to fit
   bool peerMapped = false;             // ranks of a host can read each other's buffers (oneshot/twoshot)
 };
 
