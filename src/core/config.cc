@@ -23,6 +23,11 @@ const std::vector<KnobInfo>& AllKnobs() {
       {"STRATA_NSOCKS_PERPEER", KnobType::Int, "4", "TCP sockets per peer and channel (1-16)"},
       {"STRATA_HOSTID", KnobType::String, "",
        "host identity used to group ranks (default: hostname plus boot id); ranks with different ids use TCP"},
+      {"STRATA_TOPO_FILE", KnobType::String, "",
+       "topology file (JSON, docs/TOPOLOGY.md) to use instead of detecting this host; strata-info --topo writes one"},
+      {"STRATA_BIND", KnobType::Bool, "0",
+       "1: a rank not bound to CPUs binds itself at init to the cores of one NUMA node (its local rank's, round "
+       "robin, else the one it runs on)"},
       {"STRATA_SLOT_BYTES", KnobType::Bytes, "128K", "size of one FIFO slot (4K-4M, a power of two)"},
       {"STRATA_NSLOTS", KnobType::Int, "8", "slots per connection FIFO (2-64)"},
       {"STRATA_DIRECT_MAX_BYTES", KnobType::Bytes, "16K",
