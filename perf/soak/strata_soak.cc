@@ -34,7 +34,7 @@ struct Options {
   double warmupSeconds = -1;  // default: a tenth of the run, at most 60 s
   double reportSeconds = 30;
   uint64_t seed = 1;
-  size_t maxBytes = 4 << 20;  // per rank and buffer
+  size_t maxBytes = 1 << 20;  // per rank and buffer
   double maxRssGrowthPct = 5;
 };
 
@@ -228,8 +228,8 @@ int Main(int argc, char** argv) {
     ++iters;
     ++calls[CollName(c.coll)];
     bytes += static_cast<int64_t>(c.count * c.type->size);
-    // Every 64 calls the ranks agree on whether time is up (rank 0's clock decides) and report.
-    if (iters % 64 != 0) continue;
+    // Every 16 calls the ranks agree on whether time is up (rank 0's clock decides) and report.
+    if (iters % 16 != 0) continue;
     int32_t flags[2] = {elapsed() >= o.seconds ? 1 : 0, elapsed() >= nextReport ? 1 : 0};
     if (strataBroadcast(flags, flags, 2, strataInt32, 0, comm, nullptr) != strataSuccess) {
       fprintf(stderr, "rank %d: broadcast of the schedule failed: %s\n", rank, strataGetLastError(comm));
