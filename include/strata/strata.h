@@ -17,7 +17,7 @@ extern "C" {
 
 #define STRATA_MAJOR 0
 #define STRATA_MINOR 1
-#define STRATA_PATCH 0
+#define STRATA_PATCH 1
 #define STRATA_VERSION_CODE(X, Y, Z) ((X) * 10000 + (Y) * 100 + (Z))
 #define STRATA_VERSION STRATA_VERSION_CODE(STRATA_MAJOR, STRATA_MINOR, STRATA_PATCH)
 
@@ -84,13 +84,16 @@ typedef struct strataConfig_v1 {
   int nChannels;         /* ring channels; overrides STRATA_NCHANNELS */
   int shmDisable;        /* 1: use TCP even between ranks of one host; overrides STRATA_SHM_DISABLE */
   int nSocketsPerPeer;   /* TCP sockets per peer and channel; overrides STRATA_NSOCKS_PERPEER */
+  /* Added in 0.1.1. */
+  const char* algorithm; /* forced algorithms in STRATA_ALGO's syntax ("allreduce:ring;broadcast:tree", or a bare
+                            name such as "tree"); replaces STRATA_ALGO for this communicator; docs/ALGORITHMS.md */
 } strataConfig_t;
 
 #define STRATA_CONFIG_INITIALIZER                                                                     \
   {                                                                                                   \
     sizeof(strataConfig_t), STRATA_CONFIG_MAGIC, STRATA_VERSION, STRATA_CONFIG_UNDEF_INT,             \
         STRATA_CONFIG_UNDEF_PTR, STRATA_CONFIG_UNDEF_INT, STRATA_CONFIG_UNDEF_INT, STRATA_CONFIG_UNDEF_INT, \
-        STRATA_CONFIG_UNDEF_INT                                                                       \
+        STRATA_CONFIG_UNDEF_INT, STRATA_CONFIG_UNDEF_PTR                                              \
   }
 
 #define STRATA_SPLIT_NOCOLOR (-1)
@@ -115,6 +118,9 @@ strataResult_t strataCommAbort(strataComm_t comm);
 strataResult_t strataCommCount(const strataComm_t comm, int* count);
 strataResult_t strataCommUserRank(const strataComm_t comm, int* rank);
 strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncError);
+/* The name of the algorithm the communicator's last collective ran ("ring", "tree", "rd", ..., "local" on one rank;
+ * "" before the first collective). The string lives as long as the communicator. */
+strataResult_t strataCommGetLastAlgorithm(strataComm_t comm, const char** name);
 
 /* Collectives. Host buffers: each call blocks until the result is in place. */
 strataResult_t strataAllReduce(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,

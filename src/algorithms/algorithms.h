@@ -2,12 +2,14 @@
 #pragma once
 
 #include "algorithms/collective.h"
+#include "algorithms/algo_spec.h"
 #include "algorithms/plan.h"
 
 namespace strata {
 
-// Chooses the algorithm for the collective and builds this rank's plan.
-Plan BuildCollectivePlan(const CollDesc& desc, const PlanGeometry& geo);
+// Builds this rank's plan with the forced algorithm when `forced` names one for this collective,
+// else with the default choice (direct for small allreduce, rings and chains otherwise).
+Plan BuildCollectivePlan(const CollDesc& desc, const PlanGeometry& geo, const ForcedAlgos& forced = ForcedAlgos());
 
 // The generators, one per algorithm.
 Plan RingAllReducePlan(const CollDesc& desc, const PlanGeometry& geo);
@@ -17,6 +19,19 @@ Plan ChainBroadcastPlan(const CollDesc& desc, const PlanGeometry& geo);
 Plan ChainReducePlan(const CollDesc& desc, const PlanGeometry& geo);
 Plan DirectAllReducePlan(const CollDesc& desc, const PlanGeometry& geo);
 Plan PairwiseAlltoAllPlan(const CollDesc& desc, const PlanGeometry& geo);
+Plan TreeAllReducePlan(const CollDesc& desc, const PlanGeometry& geo);
+Plan TreeBroadcastPlan(const CollDesc& desc, const PlanGeometry& geo);
+Plan TreeReducePlan(const CollDesc& desc, const PlanGeometry& geo);
+Plan RdAllReducePlan(const CollDesc& desc, const PlanGeometry& geo);
+Plan RhdAllReducePlan(const CollDesc& desc, const PlanGeometry& geo);
+Plan RhdReduceScatterPlan(const CollDesc& desc, const PlanGeometry& geo);  // recursive halving
+Plan RdAllGatherPlan(const CollDesc& desc, const PlanGeometry& geo);       // recursive doubling
+Plan HierAllReducePlan(const CollDesc& desc, const PlanGeometry& geo);
+Plan HierReduceScatterPlan(const CollDesc& desc, const PlanGeometry& geo);
+Plan HierAllGatherPlan(const CollDesc& desc, const PlanGeometry& geo);
+Plan HierBroadcastPlan(const CollDesc& desc, const PlanGeometry& geo);
+Plan HierReducePlan(const CollDesc& desc, const PlanGeometry& geo);
+Plan HierLeaderAllReducePlan(const CollDesc& desc, const PlanGeometry& geo);
 
 // Largest piece a ring step may carry so that a ring of FIFOs never fills up (see ring_plans.cc).
 uint64_t RingChunkElems(const PlanGeometry& geo, size_t elemSize);

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "strata/strata.h"
 
@@ -29,6 +30,9 @@ struct PlanGeometry {
   int nslots = 8;
   int nchannels = 1;
   size_t directMaxBytes = 16 << 10;  // allreduce at or below: whole-buffer exchange
+  // Host index of every rank (hosts numbered in order of their first rank), for the hierarchical
+  // plans; empty when unknown, which they treat as one host.
+  std::vector<int> hostOf;
 };
 
 }  // namespace strata

@@ -10,6 +10,7 @@
 
 #include "algorithms/algorithms.h"
 #include "algorithms/plan_builder.h"
+#include "algorithms/ring_emit.h"
 #include "exec/host_reduce.h"
 
 namespace strata {
@@ -19,16 +20,7 @@ uint64_t RingChunkElems(const PlanGeometry& geo, size_t elemSize) {
   return std::max<uint64_t>(1, slots * geo.slotBytes / elemSize);
 }
 
-namespace {
-
-// Element range of block j's part for one channel, in "block space" (block j starts at j * blockStride).
-struct RingLayout {
-  int n = 1;
-  std::vector<uint64_t> off, len;
-  uint64_t maxLen = 0;
-};
-
-RingLayout ChannelLayout(int n, uint64_t blockStride, uint64_t total, int channel, int nchannels) {
+RingLayout ChannelLayout(int n, uint64_t blockStride, uint64_t total, int channel, int nchannels, uint64_t base) {
   RingLayout l;
   l.n = n;
   l.off.resize(n);
@@ -38,22 +30,18 @@ RingLayout ChannelLayout(int n, uint64_t blockStride, uint64_t total, int channe
     uint64_t end = std::min<uint64_t>(total, (j + 1) * blockStride);
     uint64_t blen = end - begin;
     uint64_t cb = blen * channel / nchannels, ce = blen * (channel + 1) / nchannels;
-    l.off[j] = begin + cb;
+    l.off[j] = base + begin + cb;
     l.len[j] = ce - cb;
     l.maxLen = std::max(l.maxLen, l.len[j]);
   }
   return l;
 }
 
-enum class RingKind { AllReduce, ReduceScatter, AllGather };
-
-// Offsets of block b's piece (block space offset `at`) in the send and receive buffers.
-using OffsetFn = std::function<uint64_t(int block, uint64_t at)>;
-
-void EmitRing(PlanQueue& q, RingKind kind, const PlanGeometry& geo, const RingLayout& l, uint64_t chunk,
-              const OffsetFn& srcOff, const OffsetFn& dstOff) {
-  const int n = geo.nranks, r = geo.rank;
-  const int next = Mod(r + 1, n), prev = Mod(r - 1, n);
+void EmitRing(PlanQueue& q, const RingSpec& spec, const RingLayout& l, const OffsetFn& srcOff, const OffsetFn& dstOff) {
+  const int n = spec.n, r = spec.me, next = spec.next, prev = spec.prev;
+  const RingKind kind = spec.kind;
+  const uint16_t sb = spec.srcBuf, db = spec.dstBuf;
+  const uint64_t chunk = spec.chunk;
   const uint64_t rounds = (l.maxLen + chunk - 1) / chunk;
   for (uint64_t k = 0; k < rounds; ++k) {
     auto piece = [&](int b, uint64_t* at, uint64_t* cnt) {
@@ -66,34 +54,47 @@ void EmitRing(PlanQueue& q, RingKind kind, const PlanGeometry& geo, const RingLa
       // Reduce-scatter phase: block r-1-s travels forward, gathering each rank's contribution.
       int b = Mod(r - 1, n);
       piece(b, &at, &cnt);
-      Emit(q, StepOp::Send, -1, next, Ref(kSendBuf, srcOff(b, at)), {}, cnt);
+      Emit(q, StepOp::Send, -1, next, Ref(sb, srcOff(b, at)), {}, cnt);
       for (int s = 1; s < n - 1; ++s) {
         b = Mod(r - 1 - s, n);
         piece(b, &at, &cnt);
-        Emit(q, StepOp::RecvReduceSend, prev, next, Ref(kSendBuf, srcOff(b, at)), {}, cnt);
+        Emit(q, StepOp::RecvReduceSend, prev, next, Ref(sb, srcOff(b, at)), {}, cnt);
       }
       b = r;
       piece(b, &at, &cnt);
       if (kind == RingKind::ReduceScatter) {
-        Emit(q, StepOp::RecvReduce, prev, -1, Ref(kSendBuf, srcOff(b, at)), Ref(kRecvBuf, dstOff(b, at)), cnt, true);
+        Emit(q, StepOp::RecvReduce, prev, -1, Ref(sb, srcOff(b, at)), Ref(db, dstOff(b, at)), cnt, spec.divide);
         continue;
       }
-      Emit(q, StepOp::RecvReduceCopySend, prev, next, Ref(kSendBuf, srcOff(b, at)), Ref(kRecvBuf, dstOff(b, at)), cnt,
-           true);
+      Emit(q, StepOp::RecvReduceCopySend, prev, next, Ref(sb, srcOff(b, at)), Ref(db, dstOff(b, at)), cnt,
+           spec.divide);
     } else {
       piece(r, &at, &cnt);
-      Emit(q, StepOp::Send, -1, next, Ref(kSendBuf, srcOff(r, at)), {}, cnt);
+      Emit(q, StepOp::Send, -1, next, Ref(sb, srcOff(r, at)), {}, cnt);
     }
     // Allgather phase: block r-s arrives from prev and is passed on, until the block of next.
     for (int s = 1; s < n - 1; ++s) {
       int b = Mod(r - s, n);
       piece(b, &at, &cnt);
-      Emit(q, StepOp::RecvCopySend, prev, next, {}, Ref(kRecvBuf, dstOff(b, at)), cnt);
+      Emit(q, StepOp::RecvCopySend, prev, next, {}, Ref(db, dstOff(b, at)), cnt);
     }
     int b = Mod(r + 1, n);
     piece(b, &at, &cnt);
-    Emit(q, StepOp::Recv, prev, -1, {}, Ref(kRecvBuf, dstOff(b, at)), cnt);
+    Emit(q, StepOp::Recv, prev, -1, {}, Ref(db, dstOff(b, at)), cnt);
   }
+}
+
+namespace {
+
+RingSpec FlatRing(RingKind kind, const PlanGeometry& geo, uint64_t chunk) {
+  RingSpec s;
+  s.kind = kind;
+  s.n = geo.nranks;
+  s.me = geo.rank;
+  s.next = Mod(geo.rank + 1, geo.nranks);
+  s.prev = Mod(geo.rank - 1, geo.nranks);
+  s.chunk = chunk;
+  return s;
 }
 
 }  // namespace
@@ -107,7 +108,7 @@ Plan RingAllReducePlan(const CollDesc& desc, const PlanGeometry& geo) {
   auto same = [](int, uint64_t at) { return at; };
   for (int c = 0; c < geo.nchannels; ++c) {
     RingLayout l = ChannelLayout(n, stride, desc.count, c, geo.nchannels);
-    EmitRing(plan.addQueue(c), RingKind::AllReduce, geo, l, chunk, same, same);
+    EmitRing(plan.addQueue(c), FlatRing(RingKind::AllReduce, geo, chunk), l, same, same);
   }
   return plan;
 }
@@ -122,7 +123,7 @@ Plan RingReduceScatterPlan(const CollDesc& desc, const PlanGeometry& geo) {
   auto dst = [rc](int b, uint64_t at) { return at - b * rc; };
   for (int c = 0; c < geo.nchannels; ++c) {
     RingLayout l = ChannelLayout(n, rc, rc * n, c, geo.nchannels);
-    EmitRing(plan.addQueue(c), RingKind::ReduceScatter, geo, l, chunk, src, dst);
+    EmitRing(plan.addQueue(c), FlatRing(RingKind::ReduceScatter, geo, chunk), l, src, dst);
   }
   return plan;
 }
@@ -139,7 +140,7 @@ Plan RingAllGatherPlan(const CollDesc& desc, const PlanGeometry& geo) {
   auto dst = [](int, uint64_t at) { return at; };
   for (int c = 0; c < geo.nchannels; ++c) {
     RingLayout l = ChannelLayout(n, sc, sc * n, c, geo.nchannels);
-    EmitRing(plan.addQueue(c), RingKind::AllGather, geo, l, chunk, src, dst);
+    EmitRing(plan.addQueue(c), FlatRing(RingKind::AllGather, geo, chunk), l, src, dst);
   }
   return plan;
 }

@@ -1,11 +1,16 @@
-// The algorithm choice for the foundation: direct exchange for small allreduce, rings and chains
-// otherwise. The cost-model selector replaces this.
+// The algorithm choice: the forced one (STRATA_ALGO or the config field) when there is one, else
+// the foundation's default: direct exchange for small allreduce, rings and chains otherwise. The
+// cost-model selector replaces the default.
+#include "algorithms/algorithm_table.h"
 #include "algorithms/algorithms.h"
 #include "exec/host_reduce.h"
 
 namespace strata {
 
-Plan BuildCollectivePlan(const CollDesc& desc, const PlanGeometry& geo) {
+Plan BuildCollectivePlan(const CollDesc& desc, const PlanGeometry& geo, const ForcedAlgos& forced) {
+  AlgoId id;
+  if (forced.get(desc.kind, &id) && GetAlgoInfo(id).implemented && AlgoServes(id, desc.kind))
+    return BuildPlanWith(id, desc, geo);
   switch (desc.kind) {
     case CollKind::AllReduce:
       if (desc.count * DataTypeSize(desc.dtype) <= geo.directMaxBytes) return DirectAllReducePlan(desc, geo);

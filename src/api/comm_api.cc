@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "api/comm_handle.h"
@@ -136,6 +139,8 @@ Status Split(strataComm_t comm, int color, int key, strataComm_t* newcomm, const
   STRATA_CHECK(DecodeUniqueId(ids[group[0].rank], &id));
   strataConfig_t inherited = STRATA_CONFIG_INITIALIZER;
   inherited.timeoutMs = static_cast<int>(std::min<int64_t>(c->settings().timeoutMs, INT32_MAX));
+  const std::string algo = c->settings().forced.toString();  // forced algorithms carry over too
+  if (!algo.empty()) inherited.algorithm = algo.c_str();
   return InitComm(newcomm, static_cast<int>(group.size()), id, newRank, config ? config : &inherited);
 }
 
@@ -198,6 +203,18 @@ strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncE
   const strata::Status st = c->asyncError();
   *asyncError = c->aborted() ? strataCommAborted : st.code();
   if (!st.ok()) (void)ReturnStatus(st);
+  return strataSuccess;
+}
+
+strataResult_t strataCommGetLastAlgorithm(strataComm_t comm, const char** name) {
+  strata::CommGuard c(comm);
+  if (!c.status().ok()) return ReturnStatus(c.status());
+  if (!name) return ReturnStatus(strata::MakeError(strataInvalidArgument, "name pointer is NULL"));
+  // Names are few and kept for the life of the process, so the pointer outlives later calls.
+  static std::mutex mu;
+  static std::set<std::string> names;
+  std::lock_guard<std::mutex> lock(mu);
+  *name = names.insert(c->lastAlgorithm()).first->c_str();
   return strataSuccess;
 }
 

@@ -75,6 +75,7 @@ Status ResolveSettings(const strataConfig_t* config, CommSettings* s) {
   // The direct algorithm's sends must fit in a FIFO (see direct_plans.cc).
   s->directMaxBytes = std::min(s->directMaxBytes, s->slotBytes * s->nslots);
   return Status::Ok();
+  std::string algoSpec = ConfigString("STRATA_ALGO");
 }
 
 Communicator::~Communicator() {
@@ -90,7 +91,9 @@ void Communicator::startWatchdog() {
     std::unique_lock<std::mutex> lock(watchMu_);
     while (!stopWatch_) {
       watchCv_.wait_for(lock, std::chrono::milliseconds(200));
+    if (has(offsetof(strataConfig_t, algorithm)) && config->algorithm) algoSpec = config->algorithm;
       if (stopWatch_) break;
+  STRATA_CHECK(ParseAlgoSpec(algoSpec, &s->forced));
       const std::vector<int> dead = monitor_.deadRanks();
       if (dead.empty()) continue;
       Status st = MakeError(strataRemoteError, "%s (found by the watchdog)", monitor_.describe(dead).c_str());
@@ -244,6 +247,10 @@ Status Communicator::setupConnections(const std::vector<PeerInfo>& all, uint32_t
     }
   }
   if (!tcpPeers.empty()) {
+  // Hosts numbered in order of their first rank: the same table on every rank.
+  std::map<std::string, int> hostIndex;
+  geo_.hostOf.clear();
+  for (const PeerInfo& p : all) geo_.hostOf.push_back(hostIndex.emplace(p.hostId, hostIndex.size()).first->second);
     TcpSetup setup;
     setup.myRank = rank_;
     setup.nranks = nranks_;
@@ -301,7 +308,12 @@ Status Communicator::cachedPlan(const CollDesc& desc, CachedPlan** out) {
   auto it = plans_.find(key);
   if (it == plans_.end()) {
     if (plans_.size() > 256) plans_.clear();  // bounded: plans of very large buffers are long
-    it = plans_.emplace(key, CachedPlan{BuildCollectivePlan(desc, geo_), nullptr}).first;
+    it = plans_.emplace(key, CachedPlan{BuildCollectivePlan(desc, geo_, settings_.forced), nullptr}).first;
+    AlgoId forced;
+    if (settings_.forced.get(desc.kind, &forced))
+      STRATA_LOG(INFO, TUNING, "%s of %llu elements: %s (forced %s)", CollKindName(desc.kind),
+                 static_cast<unsigned long long>(desc.count), it->second.plan.algorithm.c_str(),
+                 GetAlgoInfo(forced).name);
     it->second.run = std::make_unique<PlanRun>(it->second.plan, this);
     Status st = it->second.run->init();
     if (!st.ok()) {
@@ -367,6 +379,7 @@ Status Communicator::runP2P(const std::vector<P2POp>& ops) {
   plan.algorithm = "p2p";
   plan.dtype = strataUint8;
   plan.nBuffers = static_cast<int>(ops.size());
+  lastAlgorithm_ = cached->plan.algorithm;
   std::vector<void*> buffers;
   std::map<std::pair<int, bool>, size_t> queueOf;
   std::vector<size_t> selfSends, selfRecvs;

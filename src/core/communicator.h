@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "algorithms/algo_spec.h"
 #include "algorithms/collective.h"
 #include "algorithms/plan.h"
 #include "core/bootstrap.h"
@@ -40,6 +41,7 @@ struct CommSettings {
   std::string name;
   std::string socketIfname;
 };
+  ForcedAlgos forced;  // STRATA_ALGO, or the config field `algorithm`
 Status ResolveSettings(const strataConfig_t* config, CommSettings* out);
 
 // A point-to-point operation of a group.
@@ -75,6 +77,8 @@ class Communicator : public ConnectionTable {
   // Descriptors the peer monitor holds: one pidfd per peer process on this machine.
   size_t peerMonitorFds() const { return monitor_.descriptors(); }
 
+  // The algorithm of the last collective this communicator ran ("" before the first).
+  const std::string& lastAlgorithm() const { return lastAlgorithm_; }
   SendConnection* sendTo(int channel, int peer) override;
   RecvConnection* recvFrom(int channel, int peer) override;
 
@@ -116,6 +120,7 @@ class Communicator : public ConnectionTable {
   PeerMonitor monitor_;
   std::thread watchdog_;
   std::mutex watchMu_;
+  std::string lastAlgorithm_;
   std::condition_variable watchCv_;
   bool stopWatch_ = false;
   mutable std::mutex asyncMu_;

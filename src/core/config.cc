@@ -32,6 +32,9 @@ const std::vector<KnobInfo>& AllKnobs() {
       {"STRATA_NSLOTS", KnobType::Int, "8", "slots per connection FIFO (2-64)"},
       {"STRATA_DIRECT_MAX_BYTES", KnobType::Bytes, "16K",
        "allreduce at or below this size exchanges whole buffers instead of running the ring"},
+      {"STRATA_ALGO", KnobType::String, "",
+       "force algorithms: a bare name (ring, chain, direct, tree, rd, rhd, hier, hier_leader, pairwise) or "
+       "collective:name entries joined by ';', e.g. allreduce:ring;broadcast:tree (docs/ALGORITHMS.md)"},
       {"STRATA_SPIN_US", KnobType::Int, "10", "microseconds a waiting rank spins before it starts yielding the core"},
       {"STRATA_YIELD_US", KnobType::Int, "2000", "microseconds a waiting rank yields the core (sched_yield) before it sleeps"},
       {"STRATA_RANK", KnobType::Int, "-1", "this process's rank (set by stratarun)"},

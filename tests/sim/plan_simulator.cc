@@ -131,7 +131,7 @@ Status SimulatePlans(const std::vector<Plan>& plans, const std::vector<std::vect
 }
 
 Status SimulateCollective(const CollDesc& desc, const PlanGeometry& geo, std::vector<SimRankBuffers>* buffers,
-                          bool inPlace) {
+                          bool inPlace, const ForcedAlgos& forced, std::string* algorithm) {
   const int n = geo.nranks;
   const size_t esize = DataTypeSize(desc.dtype);
   std::vector<Plan> plans;
@@ -140,7 +140,7 @@ Status SimulateCollective(const CollDesc& desc, const PlanGeometry& geo, std::ve
   for (int r = 0; r < n; ++r) {
     PlanGeometry g = geo;
     g.rank = r;
-    plans.push_back(BuildCollectivePlan(desc, g));
+    plans.push_back(BuildCollectivePlan(desc, g, forced));
     scratch[r].resize(plans[r].scratchElems * esize + 1);
     SimRankBuffers& b = (*buffers)[r];
     char* recv = b.recv.data();
@@ -154,6 +154,7 @@ Status SimulateCollective(const CollDesc& desc, const PlanGeometry& geo, std::ve
     }
     bindings[r] = {send, recv, scratch[r].data()};
   }
+  if (algorithm) *algorithm = plans[0].algorithm;
   return SimulatePlans(plans, bindings, geo);
 }
 

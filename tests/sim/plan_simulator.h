@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/algo_spec.h"
 #include "algorithms/collective.h"
 #include "algorithms/plan.h"
 #include "core/status.h"
@@ -20,9 +21,11 @@ struct SimRankBuffers {
 // Runs one collective on `geo.nranks` simulated ranks (geo.rank is ignored). `buffers[r]` holds rank
 // r's send and receive buffers, already sized; results land in recv. `inPlace` runs the collective
 // in place (the receive buffer doubles as the send buffer, at the collective's in-place offset).
-// Fails with a message naming the blocked ranks when no rank can make progress.
+// Fails with a message naming the blocked ranks when no rank can make progress. `forced` picks the
+// algorithm as STRATA_ALGO would; `algorithm`, when given, receives rank 0's plan's algorithm name.
 Status SimulateCollective(const CollDesc& desc, const PlanGeometry& geo, std::vector<SimRankBuffers>* buffers,
-                          bool inPlace = false);
+                          bool inPlace = false, const ForcedAlgos& forced = ForcedAlgos(),
+                          std::string* algorithm = nullptr);
 
 // Runs arbitrary per-rank plans (already built) bound to the given buffer tables.
 Status SimulatePlans(const std::vector<Plan>& plans, const std::vector<std::vector<void*>>& bindings,

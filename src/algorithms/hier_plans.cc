@@ -1,0 +1,267 @@
+// Hierarchical two-level plans, composed from ring and tree pieces over subgroups: the ranks of one
+// host, and the ranks with the same local index on every host. They need at least two hosts with the
+// same number (two or more) of ranks each; other shapes run the flat plan (ring, or chain for
+// broadcast and reduce), which the plan's `algorithm` names.
+//
+// Each channel runs the whole composition on its own part of the data, phases one after the other
+// in one queue, so a phase reads only what the same queue wrote before. Each phase is deadlock-free
+// on its own (rings with bounded pieces, trees), and a phase waits only on ranks that have finished
+// the phases before it.
+#include <algorithm>
+#include <numeric>
+
+#include "algorithms/algorithms.h"
+#include "algorithms/plan_builder.h"
+#include "algorithms/ring_emit.h"
+#include "algorithms/tree_emit.h"
+#include "exec/host_reduce.h"
+
+namespace strata {
+
+namespace {
+
+// hosts[g][j]: the global rank with local index j on host g (ascending ranks).
+struct HostLayout {
+  std::vector<std::vector<int>> hosts;
+  int h = 0, i = 0;  // this rank's host and local index
+  int nh() const { return static_cast<int>(hosts.size()); }
+  int nl() const { return static_cast<int>(hosts[0].size()); }
+};
+
+bool UniformHosts(const PlanGeometry& geo, HostLayout* out) {
+  if (static_cast<int>(geo.hostOf.size()) != geo.nranks) return false;
+  int nh = 0;
+  for (int r = 0; r < geo.nranks; ++r) {
+    if (geo.hostOf[r] < 0) return false;
+    nh = std::max(nh, geo.hostOf[r] + 1);
+  }
+  out->hosts.assign(nh, {});
+  for (int r = 0; r < geo.nranks; ++r) {
+    std::vector<int>& h = out->hosts[geo.hostOf[r]];
+    if (r == geo.rank) {
+      out->h = geo.hostOf[r];
+      out->i = static_cast<int>(h.size());
+    }
+    h.push_back(r);
+  }
+  if (nh < 2) return false;
+  for (const std::vector<int>& h : out->hosts)
+    if (h.size() != out->hosts[0].size() || h.size() < 2) return false;
+  return true;
+}
+
+void Part(uint64_t count, int i, int k, uint64_t* off, uint64_t* len) {
+  *off = count * i / k;
+  *len = count * (i + 1) / k - *off;
+}
+
+RingSpec LocalRing(RingKind kind, const HostLayout& hl, uint64_t chunk) {
+  RingSpec s;
+  s.kind = kind;
+  s.n = hl.nl();
+  s.me = hl.i;
+  s.next = hl.hosts[hl.h][Mod(hl.i + 1, s.n)];
+  s.prev = hl.hosts[hl.h][Mod(hl.i - 1, s.n)];
+  s.chunk = chunk;
+  return s;
+}
+
+RingSpec CrossRing(RingKind kind, const HostLayout& hl, uint64_t chunk) {
+  RingSpec s;
+  s.kind = kind;
+  s.n = hl.nh();
+  s.me = hl.h;
+  s.next = hl.hosts[Mod(hl.h + 1, s.n)][hl.i];
+  s.prev = hl.hosts[Mod(hl.h - 1, s.n)][hl.i];
+  s.chunk = chunk;
+  return s;
+}
+
+// Ring layout whose block j is [offs[j], offs[j] + len).
+RingLayout BlocksAt(const std::vector<uint64_t>& offs, uint64_t len) {
+  RingLayout l;
+  l.n = static_cast<int>(offs.size());
+  l.off = offs;
+  l.len.assign(offs.size(), len);
+  l.maxLen = len;
+  return l;
+}
+
+uint64_t Same(int, uint64_t at) { return at; }
+
+// The rooted tree of hierarchical broadcast and reduce: a chain of the ranks with the root's local
+// index across hosts, and from each of them a chain through its host.
+ParentTable HierTree(const HostLayout& hl, int nranks, int root) {
+  ParentTable parents(nranks, -1);
+  const int nh = hl.nh(), nl = hl.nl();
+  int rh = 0, ri = 0;
+  for (int g = 0; g < nh; ++g)
+    for (int j = 0; j < nl; ++j)
+      if (hl.hosts[g][j] == root) rh = g, ri = j;
+  for (int k = 1; k < nh; ++k) parents[hl.hosts[Mod(rh + k, nh)][ri]] = hl.hosts[Mod(rh + k - 1, nh)][ri];
+  for (int g = 0; g < nh; ++g)
+    for (int k = 1; k < nl; ++k) parents[hl.hosts[g][Mod(ri + k, nl)]] = hl.hosts[g][Mod(ri + k - 1, nl)];
+  return parents;
+}
+
+}  // namespace
+
+Plan HierAllReducePlan(const CollDesc& desc, const PlanGeometry& geo) {
+  HostLayout hl;
+  if (!UniformHosts(geo, &hl)) return RingAllReducePlan(desc, geo);
+  Plan plan = NewPlan("hier", desc, geo);
+  const uint64_t chunk = RingChunkElems(geo, DataTypeSize(desc.dtype));
+  const int nl = hl.nl(), nh = hl.nh();
+  for (int c = 0; c < geo.nchannels; ++c) {
+    uint64_t o, len;
+    Part(desc.count, c, geo.nchannels, &o, &len);
+    PlanQueue& q = plan.addQueue(c);
+    // Within the host: each local index ends with the host's sum of its block.
+    const RingLayout local = ChannelLayout(nl, (len + nl - 1) / nl, len, 0, 1, o);
+    RingSpec rs = LocalRing(RingKind::ReduceScatter, hl, chunk);
+    rs.divide = false;
+    EmitRing(q, rs, local, Same, Same);
+    // Across hosts: the ranks of one local index allreduce that block.
+    const RingLayout cross = ChannelLayout(nh, (local.len[hl.i] + nh - 1) / nh, local.len[hl.i], 0, 1, local.off[hl.i]);
+    RingSpec ar = CrossRing(RingKind::AllReduce, hl, chunk);
+    ar.srcBuf = kRecvBuf;
+    EmitRing(q, ar, cross, Same, Same);
+    // Within the host again: everyone gathers every block.
+    RingSpec ag = LocalRing(RingKind::AllGather, hl, chunk);
+    ag.srcBuf = kRecvBuf;
+    EmitRing(q, ag, local, Same, Same);
+  }
+  return plan;
+}
+
+Plan HierReduceScatterPlan(const CollDesc& desc, const PlanGeometry& geo) {
+  HostLayout hl;
+  if (!UniformHosts(geo, &hl)) return RingReduceScatterPlan(desc, geo);
+  Plan plan = NewPlan("hier", desc, geo);
+  plan.nBuffers = 3;
+  plan.scratchElems = desc.count * geo.nranks;
+  const uint64_t rc = desc.count, chunk = RingChunkElems(geo, DataTypeSize(desc.dtype));
+  const int nl = hl.nl(), nh = hl.nh();
+  for (int c = 0; c < geo.nchannels; ++c) {
+    uint64_t co, cl;
+    Part(rc, c, geo.nchannels, &co, &cl);
+    PlanQueue& q = plan.addQueue(c);
+    // Within the host, once per host g: local index j ends with the host's sum of the block of
+    // host g's rank j (in scratch, at that block's place).
+    for (int g = 0; g < nh; ++g) {
+      std::vector<uint64_t> offs;
+      for (int j = 0; j < nl; ++j) offs.push_back(hl.hosts[g][j] * rc + co);
+      RingSpec rs = LocalRing(RingKind::ReduceScatter, hl, chunk);
+      rs.dstBuf = kScratchBuf;
+      rs.divide = false;
+      EmitRing(q, rs, BlocksAt(offs, cl), Same, Same);
+    }
+    // Across hosts: the ranks of one local index reduce-scatter those blocks.
+    std::vector<uint64_t> offs;
+    for (int g = 0; g < nh; ++g) offs.push_back(hl.hosts[g][hl.i] * rc + co);
+    RingSpec rs = CrossRing(RingKind::ReduceScatter, hl, chunk);
+    rs.srcBuf = kScratchBuf;
+    EmitRing(q, rs, BlocksAt(offs, cl), Same, [&hl, rc](int b, uint64_t at) { return at - hl.hosts[b][hl.i] * rc; });
+  }
+  return plan;
+}
+
+Plan HierAllGatherPlan(const CollDesc& desc, const PlanGeometry& geo) {
+  HostLayout hl;
+  if (!UniformHosts(geo, &hl)) return RingAllGatherPlan(desc, geo);
+  Plan plan = NewPlan("hier", desc, geo);
+  const uint64_t sc = desc.count, chunk = RingChunkElems(geo, DataTypeSize(desc.dtype));
+  const int nl = hl.nl(), nh = hl.nh();
+  for (int c = 0; c < geo.nchannels; ++c) {
+    uint64_t co, cl;
+    Part(sc, c, geo.nchannels, &co, &cl);
+    PlanQueue& q = plan.addQueue(c);
+    Emit(q, StepOp::Copy, -1, -1, Ref(kSendBuf, co), Ref(kRecvBuf, geo.rank * sc + co), cl);
+    // Across hosts: the ranks of one local index gather their blocks.
+    std::vector<uint64_t> offs;
+    for (int g = 0; g < nh; ++g) offs.push_back(hl.hosts[g][hl.i] * sc + co);
+    const uint64_t mine = offs[hl.h];
+    EmitRing(q, CrossRing(RingKind::AllGather, hl, chunk), BlocksAt(offs, cl),
+             [mine, co](int, uint64_t at) { return at - mine + co; }, Same);
+    // Within the host, once per host g: the blocks of host g's ranks.
+    for (int g = 0; g < nh; ++g) {
+      std::vector<uint64_t> loc;
+      for (int j = 0; j < nl; ++j) loc.push_back(hl.hosts[g][j] * sc + co);
+      RingSpec ag = LocalRing(RingKind::AllGather, hl, chunk);
+      ag.srcBuf = kRecvBuf;
+      EmitRing(q, ag, BlocksAt(loc, cl), Same, Same);
+    }
+  }
+  return plan;
+}
+
+Plan HierBroadcastPlan(const CollDesc& desc, const PlanGeometry& geo) {
+  HostLayout hl;
+  if (!UniformHosts(geo, &hl)) return ChainBroadcastPlan(desc, geo);
+  Plan plan = NewPlan("hier", desc, geo);
+  const uint64_t chunk = RingChunkElems(geo, DataTypeSize(desc.dtype));
+  const TreeNode node = NodeOf(HierTree(hl, geo.nranks, desc.root), geo.rank);
+  const bool isRoot = geo.rank == desc.root;
+  if (isRoot) Emit(plan.addQueue(0), StepOp::Copy, -1, -1, Ref(kSendBuf, 0), Ref(kRecvBuf, 0), desc.count);
+  for (int c = 0; c < geo.nchannels; ++c) {
+    uint64_t o, len;
+    Part(desc.count, c, geo.nchannels, &o, &len);
+    PlanQueue& q = plan.addQueue(c);
+    for (uint64_t at = 0; at < len; at += chunk)
+      EmitTreeDownChunk(q, node, Ref(isRoot ? kSendBuf : kRecvBuf, o + at), std::min(chunk, len - at));
+  }
+  return plan;
+}
+
+Plan HierReducePlan(const CollDesc& desc, const PlanGeometry& geo) {
+  HostLayout hl;
+  if (!UniformHosts(geo, &hl)) return ChainReducePlan(desc, geo);
+  Plan plan = NewPlan("hier", desc, geo);
+  plan.nBuffers = 3;
+  const uint64_t chunk = RingChunkElems(geo, DataTypeSize(desc.dtype));
+  plan.scratchElems = chunk * geo.nchannels;
+  const TreeNode node = NodeOf(HierTree(hl, geo.nranks, desc.root), geo.rank);
+  for (int c = 0; c < geo.nchannels; ++c) {
+    uint64_t o, len;
+    Part(desc.count, c, geo.nchannels, &o, &len);
+    PlanQueue& q = plan.addQueue(c);
+    for (uint64_t at = 0; at < len; at += chunk)
+      EmitTreeUpChunk(q, node, Ref(kSendBuf, o + at), Ref(kScratchBuf, c * chunk), Ref(kRecvBuf, o + at),
+                      std::min(chunk, len - at), true);
+  }
+  return plan;
+}
+
+// Small allreduce: a chain within each host reduces to its first rank (the leader), the leaders
+// allreduce around a ring, and a chain within each host brings the result back.
+Plan HierLeaderAllReducePlan(const CollDesc& desc, const PlanGeometry& geo) {
+  HostLayout hl;
+  if (!UniformHosts(geo, &hl)) return RingAllReducePlan(desc, geo);
+  Plan plan = NewPlan("hier_leader", desc, geo);
+  plan.nBuffers = 3;
+  const uint64_t chunk = RingChunkElems(geo, DataTypeSize(desc.dtype));
+  plan.scratchElems = chunk * geo.nchannels;
+  const int nl = hl.nl(), nh = hl.nh();
+  ParentTable chain(geo.nranks, -1);
+  for (int g = 0; g < nh; ++g)
+    for (int j = 1; j < nl; ++j) chain[hl.hosts[g][j]] = hl.hosts[g][j - 1];
+  const TreeNode node = NodeOf(chain, geo.rank);
+  for (int c = 0; c < geo.nchannels; ++c) {
+    uint64_t o, len;
+    Part(desc.count, c, geo.nchannels, &o, &len);
+    PlanQueue& q = plan.addQueue(c);
+    for (uint64_t at = 0; at < len; at += chunk)
+      EmitTreeUpChunk(q, node, Ref(kSendBuf, o + at), Ref(kScratchBuf, c * chunk), Ref(kRecvBuf, o + at),
+                      std::min(chunk, len - at), false);
+    if (hl.i == 0) {
+      RingSpec ar = CrossRing(RingKind::AllReduce, hl, chunk);
+      ar.srcBuf = kRecvBuf;
+      EmitRing(q, ar, ChannelLayout(nh, (len + nh - 1) / nh, len, 0, 1, o), Same, Same);
+    }
+    for (uint64_t at = 0; at < len; at += chunk)
+      EmitTreeDownChunk(q, node, Ref(kRecvBuf, o + at), std::min(chunk, len - at));
+  }
+  return plan;
+}
+
+}  // namespace strata

@@ -1,0 +1,236 @@
+// Every algorithm of the table on every collective it serves, forced as STRATA_ALGO would force it,
+// through the plan simulator for 1-64 ranks and every size edge, against the float64 reference.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "algorithms/algo_spec.h"
+#include "algorithms/algorithm_table.h"
+#include "algorithms/algorithms.h"
+#include "algorithms/tree_emit.h"
+#include "exec/host_reduce.h"
+#include "sim/plan_simulator.h"
+#include "unit/algorithms/sim_case.h"
+
+namespace strata {
+namespace {
+
+using simcase::RunCase;
+using simcase::TinyGeometry;
+
+const int kRankCounts[] = {1, 2, 3, 4, 5, 7, 8, 12, 16, 31, 32, 64};
+const CollKind kKinds[] = {CollKind::AllReduce,     CollKind::Broadcast, CollKind::Reduce, CollKind::AllGather,
+                           CollKind::ReduceScatter, CollKind::AlltoAll};
+
+ForcedAlgos Force(CollKind kind, AlgoId id) {
+  ForcedAlgos f;
+  f.algo[static_cast<int>(kind)] = static_cast<int8_t>(id);
+  return f;
+}
+
+CollDesc Desc(CollKind kind, uint64_t count, int n, strataDataType_t t = strataFloat32, strataRedOp_t op = strataSum) {
+  CollDesc d;
+  d.kind = kind;
+  d.count = count;
+  d.dtype = t;
+  d.op = kind == CollKind::AllGather || kind == CollKind::Broadcast || kind == CollKind::AlltoAll ? strataSum : op;
+  d.root = n > 1 ? (n / 2 + 1) % n : 0;
+  return d;
+}
+
+// 0, 1, odd, a little over one element per rank, and several FIFOs' worth that is no multiple of
+// the pipeline chunk.
+std::vector<uint64_t> Counts(int n, uint64_t chunk) { return {0, 1, 7, static_cast<uint64_t>(n) + 1, 2 * chunk * n + 5}; }
+
+// What runs when `id` is forced and the shape does not fit it (see the table's constraints).
+std::string ExpectedName(AlgoId id, const CollDesc& d, const PlanGeometry& g) {
+  if (g.nranks == 1) return "local";
+  if (id == AlgoId::Direct && d.count * DataTypeSize(d.dtype) > g.slotBytes * g.nslots) return "ring";
+  return GetAlgoInfo(id).name;
+}
+
+// Flat algorithms (hier is covered with host layouts below).
+TEST(AlgorithmSuite, EveryAlgorithmEveryCollectiveEveryRankCount) {
+  for (const AlgoInfo& a : AlgoTable()) {
+    if (!a.implemented || a.id == AlgoId::Hier || a.id == AlgoId::HierLeader) continue;
+    for (CollKind kind : kKinds) {
+      if (!AlgoServes(a.id, kind)) continue;
+      for (int n : kRankCounts) {
+        for (int channels : {1, 2}) {
+          if (channels == 2 && n > 8) continue;
+          const PlanGeometry geo = TinyGeometry(n, channels);
+          for (uint64_t count : Counts(n, RingChunkElems(geo, 4))) {
+            const CollDesc d = Desc(kind, count, n);
+            for (bool inPlace : {false, true}) {
+              if (inPlace && (kind == CollKind::AlltoAll || n > 8)) continue;
+              std::string ran;
+              RunCase(d, geo, inPlace, Force(kind, a.id), &ran);
+              if (::testing::Test::HasFatalFailure()) return;
+              ASSERT_EQ(ran, ExpectedName(a.id, d, geo)) << a.name << " " << CollKindName(kind) << " n=" << n;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(AlgorithmSuite, OpsAndTypes) {
+  for (const AlgoInfo& a : AlgoTable()) {
+    if (!a.implemented || a.id == AlgoId::Hier || a.id == AlgoId::HierLeader) continue;
+    for (CollKind kind : {CollKind::AllReduce, CollKind::Reduce, CollKind::ReduceScatter}) {
+      if (!AlgoServes(a.id, kind)) continue;
+      for (int n : {5, 8}) {
+        const PlanGeometry geo = TinyGeometry(n, 1);
+        for (strataRedOp_t op : {strataSum, strataProd, strataMax, strataMin, strataAvg})
+          for (strataDataType_t t : {strataFloat32, strataInt32, strataFloat64})
+            for (uint64_t count : {uint64_t{7}, 2 * RingChunkElems(geo, DataTypeSize(t)) * n + 3}) {
+              RunCase(Desc(kind, count, n, t, op), geo, false, Force(kind, a.id));
+              if (::testing::Test::HasFatalFailure()) return;
+            }
+      }
+    }
+  }
+}
+
+TEST(AlgorithmSuite, EveryRootOfTreeBroadcastAndReduce) {
+  for (int n : {2, 3, 7, 8, 12}) {
+    for (int root = 0; root < n; ++root) {
+      for (CollKind kind : {CollKind::Broadcast, CollKind::Reduce}) {
+        CollDesc d = Desc(kind, 301, n, strataFloat32, strataAvg);
+        d.root = root;
+        RunCase(d, TinyGeometry(n, 2), false, Force(kind, AlgoId::Tree));
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+struct HostShape {
+  const char* name;
+  std::vector<int> hostOf;
+  bool uniform;
+};
+
+std::vector<HostShape> HostShapes() {
+  auto contiguous = [](int hosts, int per) {
+    std::vector<int> h;
+    for (int r = 0; r < hosts * per; ++r) h.push_back(r / per);
+    return h;
+  };
+  auto roundRobin = [](int hosts, int per) {
+    std::vector<int> h;
+    for (int r = 0; r < hosts * per; ++r) h.push_back(r % hosts);
+    return h;
+  };
+  return {
+      {"2x2", contiguous(2, 2), true},          {"2x3 round robin", roundRobin(2, 3), true},
+      {"4x2", contiguous(4, 2), true},          {"3x4", contiguous(3, 4), true},
+      {"5x3 round robin", roundRobin(5, 3), true}, {"8x8", contiguous(8, 8), true},
+      {"uneven 3+2", {0, 0, 0, 1, 1}, false},   {"one host", contiguous(1, 4), false},
+      {"one rank per host", contiguous(4, 1), false},
+  };
+}
+
+TEST(AlgorithmSuite, HierarchicalOnHostLayouts) {
+  for (const HostShape& shape : HostShapes()) {
+    const int n = static_cast<int>(shape.hostOf.size());
+    for (int channels : {1, 2}) {
+      PlanGeometry geo = TinyGeometry(n, channels);
+      geo.hostOf = shape.hostOf;
+      for (AlgoId id : {AlgoId::Hier, AlgoId::HierLeader}) {
+        for (CollKind kind : kKinds) {
+          if (!AlgoServes(id, kind)) continue;
+          for (uint64_t count : Counts(n, RingChunkElems(geo, 4))) {
+            for (strataRedOp_t op : {strataSum, strataAvg}) {
+              const CollDesc d = Desc(kind, count, n, strataFloat32, op);
+              for (bool inPlace : {false, true}) {
+                std::string ran;
+                RunCase(d, geo, inPlace, Force(kind, id), &ran);
+                if (::testing::Test::HasFatalFailure()) return;
+                const bool rooted = kind == CollKind::Broadcast || kind == CollKind::Reduce;
+                const std::string want = shape.uniform ? GetAlgoInfo(id).name : rooted ? "chain" : "ring";
+                ASSERT_EQ(ran, want) << shape.name << " " << CollKindName(kind);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(AlgorithmSuite, HierRootedAtEveryRank) {
+  PlanGeometry geo = TinyGeometry(6, 1);
+  geo.hostOf = {0, 1, 2, 0, 1, 2};
+  for (int root = 0; root < 6; ++root)
+    for (CollKind kind : {CollKind::Broadcast, CollKind::Reduce}) {
+      CollDesc d = Desc(kind, 203, 6);
+      d.root = root;
+      RunCase(d, geo, false, Force(kind, AlgoId::Hier));
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+}
+
+// Random floats, where the order of additions changes the bits: every rank must still hold the
+// same bits, whichever algorithm ran.
+TEST(AlgorithmSuite, AllReduceIsBitIdenticalOnEveryRank) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (AlgoId id : {AlgoId::Ring, AlgoId::Direct, AlgoId::Tree, AlgoId::Rd, AlgoId::Rhd, AlgoId::Hier,
+                    AlgoId::HierLeader}) {
+    for (int n : {3, 5, 8, 12}) {
+      PlanGeometry geo = TinyGeometry(n, 1);
+      geo.slotBytes = 4096;
+      if (n % 2 == 0)  // two hosts for hier; odd counts run its flat fallback
+        for (int r = 0; r < n; ++r) geo.hostOf.push_back(r * 2 / n);
+      CollDesc d = Desc(CollKind::AllReduce, id == AlgoId::Direct ? 1000 : 5000, n);
+      std::vector<SimRankBuffers> bufs(n);
+      for (int r = 0; r < n; ++r) {
+        bufs[r].send.resize(d.count * 4);
+        bufs[r].recv.resize(d.count * 4);
+        float* in = reinterpret_cast<float*>(bufs[r].send.data());
+        for (uint64_t i = 0; i < d.count; ++i) in[i] = dist(rng) * static_cast<float>(1 + i % 1000);
+      }
+      Status st = SimulateCollective(d, geo, &bufs, false, Force(CollKind::AllReduce, id));
+      ASSERT_TRUE(st.ok()) << st.message();
+      for (int r = 1; r < n; ++r)
+        ASSERT_EQ(bufs[r].recv, bufs[0].recv) << GetAlgoInfo(id).name << " n=" << n << " rank " << r;
+    }
+  }
+}
+
+// The two trees of the double binary tree: spanning, binary, shallow, and without a shared edge.
+TEST(AlgorithmSuite, DoubleTreesShareNoEdge) {
+  for (int m = 2; m <= 130; ++m) {
+    std::vector<int> members(m);
+    for (int i = 0; i < m; ++i) members[i] = i;
+    ParentTable t[2];
+    const bool two = DisjointTreePair(members, m, false, &t[0], &t[1]);
+    ASSERT_EQ(two, m > 4 && m != 6 && m != 9) << m;
+    int depthBound = 1;
+    while ((1 << (depthBound - 1)) < m) ++depthBound;
+    std::set<std::pair<int, int>> edges;
+    for (int k = 0; k < (two ? 2 : 1); ++k) {
+      int roots = 0;
+      for (int r = 0; r < m; ++r) {
+        roots += t[k][r] < 0;
+        EXPECT_LE(NodeOf(t[k], r).children.size(), 2u) << m;
+        int depth = 0;
+        for (int x = r; t[k][x] >= 0 && depth <= m; x = t[k][x]) ++depth;
+        EXPECT_LE(depth, depthBound) << "m=" << m << " tree " << k << " rank " << r;
+        if (t[k][r] >= 0) {
+          const auto e = std::make_pair(std::min(r, t[k][r]), std::max(r, t[k][r]));
+          EXPECT_TRUE(edges.insert(e).second) << "m=" << m << " edge " << e.first << "-" << e.second << " twice";
+        }
+      }
+      EXPECT_EQ(roots, 1) << m;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace strata
