@@ -35,8 +35,12 @@ RootReply MakeReply(const uint8_t* secret, const AuthHello& hello, strataResult_
 }
 
 void RunRoot(int listenFd, std::vector<uint8_t> secret, int64_t timeoutMs) {
-  // Give up a little before the ranks do, so that they hear from the root which ranks are missing.
-  const Deadline deadline = Deadline::After(timeoutMs - std::min<int64_t>(1000, timeoutMs / 10));
+  // Give up a little before the ranks do, so that they hear from the root which ranks are missing: the
+  // root's own timeout, shortened to the smallest one a joined rank brought (ranks may set theirs per
+  // communicator, after the root started).
+  auto giveUpAfter = [](int64_t ms) { return ms - std::min<int64_t>(1000, ms / 10); };
+  Deadline deadline = Deadline::After(giveUpAfter(timeoutMs));
+  int64_t shortest = timeoutMs;
   AuthAcceptor acceptor(listenFd, secret.data(), AuthPurpose::Bootstrap, "bootstrap root");
   int nranks = -1, joined = 0;
   std::vector<Joiner> ranks;
@@ -97,6 +101,10 @@ void RunRoot(int listenFd, std::vector<uint8_t> secret, int64_t timeoutMs) {
       nranks = h.nranks;
       ranks.resize(nranks);
       table.resize(nranks);
+    }
+    if (info.timeoutMs > 0 && info.timeoutMs < shortest) {
+      shortest = info.timeoutMs;
+      deadline = Deadline::After(giveUpAfter(shortest));
     }
     table[h.fromRank] = info;
     ranks[h.fromRank] = j;

@@ -11,6 +11,7 @@
 #include "core/deadline.h"
 #include "core/status.h"
 #include "strata/strata.h"
+#include "topology/comm_topology.h"
 #include "transport/net/auth.h"
 #include "transport/net/socket.h"
 #include "transport/net/tcp/tcp_transport.h"
@@ -47,7 +48,8 @@ struct PeerInfo {
   uint32_t slotBytes, nslots, nchannels, nsocks, directMaxBytes;
   int32_t shmDisable;
   int32_t checkCalls;  // STRATA_CHECK_CALLS: must agree, since it adds a message to every call
-  int32_t pad2;
+  int32_t timeoutMs;  // this rank's init timeout (clamped to 2^31-1): the root gives up before the first rank does
+  RankPlaceWire topo;  // where the rank runs (NUMA node, binding, NIC) and its link table
 };
 
 // Most ranks a communicator may have: bounds what a peer's message may make the root allocate.

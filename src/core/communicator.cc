@@ -3,6 +3,8 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstring>
 #include <fstream>
 
@@ -11,6 +13,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "exec/host_reduce.h"
+#include "topology/local_topology.h"
 
 namespace strata {
 
@@ -18,6 +21,34 @@ namespace {
 std::atomic<uint64_t> g_commCounter{0};
 
 bool IsPowerOfTwo(uint64_t x) { return x && !(x & (x - 1)); }
+
+// This rank's place for its PeerInfo: its host's topology (detected once per process, or
+// STRATA_TOPO_FILE), after STRATA_BIND has bound it, so that peers learn the binding it keeps.
+Status DescribeRank(const std::string& hostId, uint32_t ip, RankPlaceWire* wire) {
+  LocalTopology topo;
+  STRATA_CHECK(GetLocalTopology(hostId, &topo));
+  bool bound = false;
+  if (ConfigBool("STRATA_BIND")) {
+    std::string what;
+    Status st = BindToNumaNode(topo.myHost(), LauncherLocalRank(), &bound, &what);
+    if (!st.ok()) STRATA_LOG(WARN, INIT, "STRATA_BIND: could not bind this process: %s", st.message().c_str());
+    if (!what.empty()) STRATA_LOG(INFO, INIT, "%s", what.c_str());
+  }
+  RankPlace place = DescribeThisProcess(topo, InterfaceOfAddress(ip));
+  place.boundByStrata = bound;
+  EncodeRankPlace(place, topo.graph->links, wire);
+  return Status::Ok();
+}
+
+// The communicator's topology from every rank's PeerInfo; links are rank 0's, as the geometry is.
+CommTopology TopologyFromPeers(const std::vector<PeerInfo>& all) {
+  std::vector<RankPlace> places(all.size());
+  LinkTable links, ignored;
+  for (size_t r = 0; r < all.size(); ++r)
+    DecodeRankPlace(all[r].topo, std::string(all[r].hostId, strnlen(all[r].hostId, sizeof(all[r].hostId))),
+                    &places[r], r == 0 ? &links : &ignored);
+  return CommTopology(std::move(places), links);
+}
 }  // namespace
 
 std::string HostId() {
@@ -46,6 +77,7 @@ Status ResolveSettings(const strataConfig_t* config, CommSettings* s) {
   s->yieldUs = static_cast<int>(ConfigInt("STRATA_YIELD_US"));
   s->socketIfname = ConfigString("STRATA_SOCKET_IFNAME");
   s->checkCalls = ConfigBool("STRATA_CHECK_CALLS");
+  std::string algoSpec = ConfigString("STRATA_ALGO");
   if (config) {
     STRATA_REQUIRE(config->magic == STRATA_CONFIG_MAGIC && config->size >= offsetof(strataConfig_t, timeoutMs),
                    strataInvalidArgument,
@@ -61,7 +93,9 @@ Status ResolveSettings(const strataConfig_t* config, CommSettings* s) {
       s->shmDisable = config->shmDisable != 0;
     if (has(offsetof(strataConfig_t, nSocketsPerPeer)) && config->nSocketsPerPeer != STRATA_CONFIG_UNDEF_INT)
       s->nsocks = config->nSocketsPerPeer;
+    if (has(offsetof(strataConfig_t, algorithm)) && config->algorithm) algoSpec = config->algorithm;
   }
+  STRATA_CHECK(ParseAlgoSpec(algoSpec, &s->forced));
   STRATA_REQUIRE(s->timeoutMs > 0, strataInvalidArgument, "timeout must be positive (got %lld ms)",
                  static_cast<long long>(s->timeoutMs));
   STRATA_REQUIRE(s->nchannels >= 1 && s->nchannels <= 16, strataInvalidArgument,
@@ -75,7 +109,6 @@ Status ResolveSettings(const strataConfig_t* config, CommSettings* s) {
   // The direct algorithm's sends must fit in a FIFO (see direct_plans.cc).
   s->directMaxBytes = std::min(s->directMaxBytes, s->slotBytes * s->nslots);
   return Status::Ok();
-  std::string algoSpec = ConfigString("STRATA_ALGO");
 }
 
 Communicator::~Communicator() {
@@ -91,9 +124,7 @@ void Communicator::startWatchdog() {
     std::unique_lock<std::mutex> lock(watchMu_);
     while (!stopWatch_) {
       watchCv_.wait_for(lock, std::chrono::milliseconds(200));
-    if (has(offsetof(strataConfig_t, algorithm)) && config->algorithm) algoSpec = config->algorithm;
       if (stopWatch_) break;
-  STRATA_CHECK(ParseAlgoSpec(algoSpec, &s->forced));
       const std::vector<int> dead = monitor_.deadRanks();
       if (dead.empty()) continue;
       Status st = MakeError(strataRemoteError, "%s (found by the watchdog)", monitor_.describe(dead).c_str());
@@ -168,6 +199,8 @@ Status Communicator::init(const UniqueIdData& id, int nranks, int rank, const Co
   me.nsocks = settings.nsocks;
   me.directMaxBytes = static_cast<uint32_t>(settings.directMaxBytes);
   me.shmDisable = settings.shmDisable;
+  me.timeoutMs = static_cast<int32_t>(std::min<int64_t>(settings.timeoutMs, INT32_MAX));
+  STRATA_CHECK(DescribeRank(me.hostId, me.ip, &me.topo));
 
   // The segment exists before the table goes out, so peers can map it right after: one FIFO per
   // (sending rank, channel). Unused FIFOs are never touched, so they cost address space only.
@@ -183,6 +216,15 @@ Status Communicator::init(const UniqueIdData& id, int nranks, int rank, const Co
 
   std::vector<PeerInfo> all;
   STRATA_CHECK(boot.exchange(rank, nranks, me, &all, deadline));
+  topology_ = TopologyFromPeers(all);
+  if (LogEnabled(LogLevel::INFO, INIT)) {
+    bool anyIntra = false, anyInter = false;
+    const LinkInfo intra = topology_.slowestIntraHostLink(&anyIntra), inter = topology_.slowestInterHostLink(&anyInter);
+    STRATA_LOG(INFO, INIT, "topology: %d ranks on %d host(s); this rank: host %d, local rank %d, NUMA node %d; "
+               "slowest link within a host %s, between hosts %s", nranks, topology_.nhosts(), topology_.hostOf(rank),
+               topology_.localRank(rank), topology_.numaOf(rank), anyIntra ? LinkClassName(intra.cls) : "none",
+               anyInter ? LinkClassName(inter.cls) : "none");
+  }
   Status st = setupConnections(all, listenIp, boot, deadline);
   Status barrier = boot.barrier(st.ok() ? strataSuccess : st.code(), deadline);
   if (shm_) shm_->unlinkOwn();
@@ -208,6 +250,10 @@ Status Communicator::setupConnections(const std::vector<PeerInfo>& all, uint32_t
   geo_.nslots = static_cast<int>(r0.nslots);
   geo_.nchannels = static_cast<int>(r0.nchannels);
   geo_.directMaxBytes = r0.directMaxBytes;
+  // Hosts numbered in order of their first rank: the same table on every rank.
+  std::map<std::string, int> hostIndex;
+  geo_.hostOf.clear();
+  for (const PeerInfo& p : all) geo_.hostOf.push_back(hostIndex.emplace(p.hostId, hostIndex.size()).first->second);
   for (int r = 0; r < nranks_; ++r) {
     const PeerInfo& p = all[r];
     STRATA_REQUIRE(p.slotBytes == r0.slotBytes && p.nslots == r0.nslots && p.nchannels == r0.nchannels &&
@@ -247,10 +293,6 @@ Status Communicator::setupConnections(const std::vector<PeerInfo>& all, uint32_t
     }
   }
   if (!tcpPeers.empty()) {
-  // Hosts numbered in order of their first rank: the same table on every rank.
-  std::map<std::string, int> hostIndex;
-  geo_.hostOf.clear();
-  for (const PeerInfo& p : all) geo_.hostOf.push_back(hostIndex.emplace(p.hostId, hostIndex.size()).first->second);
     TcpSetup setup;
     setup.myRank = rank_;
     setup.nranks = nranks_;
@@ -340,6 +382,7 @@ Status Communicator::execute(const CollDesc& desc, const void* send, void* recv)
   if (scratch_.size() < scratchBytes) scratch_.resize(scratchBytes);
   void* buffers[3] = {const_cast<void*>(send), recv, scratch_.data()};
   cached->run->start(buffers);
+  lastAlgorithm_ = cached->plan.algorithm;
   return ExecuteRun(*cached->run, waitPolicy());
 }
 
@@ -379,7 +422,6 @@ Status Communicator::runP2P(const std::vector<P2POp>& ops) {
   plan.algorithm = "p2p";
   plan.dtype = strataUint8;
   plan.nBuffers = static_cast<int>(ops.size());
-  lastAlgorithm_ = cached->plan.algorithm;
   std::vector<void*> buffers;
   std::map<std::pair<int, bool>, size_t> queueOf;
   std::vector<size_t> selfSends, selfRecvs;

@@ -22,6 +22,7 @@
 #include "exec/plan_run.h"
 #include "transport/connection.h"
 #include "transport/net/tcp/tcp_transport.h"
+#include "topology/comm_topology.h"
 #include "transport/shm/shm_transport.h"
 
 namespace strata {
@@ -40,8 +41,8 @@ struct CommSettings {
   bool checkCalls = false;  // STRATA_CHECK_CALLS
   std::string name;
   std::string socketIfname;
-};
   ForcedAlgos forced;  // STRATA_ALGO, or the config field `algorithm`
+};
 Status ResolveSettings(const strataConfig_t* config, CommSettings* out);
 
 // A point-to-point operation of a group.
@@ -63,6 +64,8 @@ class Communicator : public ConnectionTable {
   int nranks() const { return nranks_; }
   const CommSettings& settings() const { return settings_; }
   const std::vector<PeerInfo>& peers() const { return peers_; }
+  // Where every rank runs and the links between them, the same on every rank (src/topology).
+  const CommTopology& topology() const { return topology_; }
 
   // Runs a collective on host buffers; blocks until done.
   Status runCollective(const CollDesc& desc, const void* send, void* recv);
@@ -74,11 +77,11 @@ class Communicator : public ConnectionTable {
   // The first error that broke the communicator: found by the watchdog thread (a peer process
   // died) or by a collective that failed after data started moving. Ok while healthy.
   Status asyncError() const;
+  // The algorithm of the last collective this communicator ran ("" before the first).
+  const std::string& lastAlgorithm() const { return lastAlgorithm_; }
   // Descriptors the peer monitor holds: one pidfd per peer process on this machine.
   size_t peerMonitorFds() const { return monitor_.descriptors(); }
 
-  // The algorithm of the last collective this communicator ran ("" before the first).
-  const std::string& lastAlgorithm() const { return lastAlgorithm_; }
   SendConnection* sendTo(int channel, int peer) override;
   RecvConnection* recvFrom(int channel, int peer) override;
 
@@ -105,6 +108,7 @@ class Communicator : public ConnectionTable {
   CommSettings settings_;
   PlanGeometry geo_;
   std::vector<PeerInfo> peers_;
+  CommTopology topology_;
   std::unique_ptr<ShmTransport> shm_;
   std::unique_ptr<TcpTransport> tcp_;
   bool hasShmPeers_ = false;
@@ -116,11 +120,11 @@ class Communicator : public ConnectionTable {
   std::vector<char> scratch_;
   std::map<std::tuple<int, uint64_t, int, int, int>, CachedPlan> plans_;
   uint32_t checkedCalls_ = 0;
+  std::string lastAlgorithm_;
 
   PeerMonitor monitor_;
   std::thread watchdog_;
   std::mutex watchMu_;
-  std::string lastAlgorithm_;
   std::condition_variable watchCv_;
   bool stopWatch_ = false;
   mutable std::mutex asyncMu_;

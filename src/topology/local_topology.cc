@@ -174,11 +174,12 @@ int LauncherLocalRank() {
   return -1;
 }
 
-Status BindToNumaNode(const TopoHost& host, int localRank, std::string* what) {
+Status BindToNumaNode(const TopoHost& host, int localRank, bool* bound, std::string* what) {
+  *bound = false;
   what->clear();
-  const std::vector<int> bound = CurrentCpuBinding();
+  const std::vector<int> current = CurrentCpuBinding();
   const std::vector<int> available = AvailableCpus();
-  if (!CpuListContains(bound, available)) return Status::Ok();  // someone bound it already
+  if (!CpuListContains(current, available)) return Status::Ok();  // someone bound it already
   std::vector<const TopoNuma*> nodes;
   for (const TopoNuma& n : host.numaNodes)
     if (!n.cores.empty()) nodes.push_back(&n);
@@ -205,7 +206,8 @@ Status BindToNumaNode(const TopoHost& host, int localRank, std::string* what) {
     return Status::Ok();
   }
   STRATA_CHECK(BindProcessToCpus(cpus));
-  *what = "STRATA_BIND: bound this process (CPUs " + FormatCpuList(bound) + ") to NUMA node " +
+  *bound = true;
+  *what = "STRATA_BIND: bound this process (CPUs " + FormatCpuList(current) + ") to NUMA node " +
           std::to_string(target->osIndex) + ", CPUs " + FormatCpuList(cpus) + " (" + why + ")";
   return Status::Ok();
 }

@@ -37,9 +37,9 @@ Status BindProcessToCpus(const std::vector<int>& cpus);
 
 // STRATA_BIND=1: when the process may run on every available CPU (no launcher, taskset or numactl
 // bound it), binds all its threads to the cores of one NUMA node of `host`: node `localRank` mod the
-// nodes with cores when localRank >= 0, else the node of the CPU it runs on now. `*what` gets a
-// line for the log, "" when nothing changed.
-Status BindToNumaNode(const TopoHost& host, int localRank, std::string* what);
+// nodes with cores when localRank >= 0, else the node of the CPU it runs on now. `*bound` says
+// whether it did; `*what` gets a line for the log ("" when the process was bound already).
+Status BindToNumaNode(const TopoHost& host, int localRank, bool* bound, std::string* what);
 
 // The local rank a launcher gave this process (STRATA_LOCAL_RANK, LOCAL_RANK,
 // OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID), -1 when none did.

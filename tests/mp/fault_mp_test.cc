@@ -211,6 +211,28 @@ TEST(Timeout, NamesTheCollectiveAndThePeer) {
   EXPECT_TRUE(r.ok()) << r.summary();
 }
 
+// ---- init: the ranks that never joined are named ----
+
+TEST(InitTimeout, NamesTheRankThatNeverJoined) {
+  MpOptions o;
+  o.nranks = 3;
+  o.commTimeoutMs = 2000;
+  o.timeoutSec = 60;
+  o.beforeInit = [](int rank) {
+    if (rank == 2) std::this_thread::sleep_for(std::chrono::milliseconds(4000));  // past everyone's timeout
+  };
+  const int64_t start = MonotonicMs();
+  const MpResult r = RunRanks(o, [](int, int, strataComm_t) -> std::string { return "init succeeded"; });
+  const int64_t took = MonotonicMs() - start;
+  ASSERT_EQ(r.failures.size(), 3u) << r.summary();
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string& f = r.failures[rank];
+    EXPECT_NE(f.find("rank " + std::to_string(rank) + ": init failed"), std::string::npos) << f;
+    EXPECT_NE(f.find("2 of 3 ranks joined; rank(s) 2 never connected"), std::string::npos) << f;
+  }
+  EXPECT_LT(took, 4000 + 2000 + 3000) << "the late rank waits 4 s, then its own init must fail within its timeout";
+}
+
 // ---- the watchdog thread reports a peer that died between calls ----
 
 TEST(AsyncError, WatchdogReportsADeadPeerWithoutAnyCall) {

@@ -122,6 +122,7 @@ ProcessGroupStrata::ProcessGroupStrata(const c10::intrusive_ptr<c10d::Store>& st
   if (!options.commName.empty()) config.commName = options.commName.c_str();
   Check(strataCommInitRankConfig(&comm_, size, id, rank, &config), "communicator init", nullptr);
   queue_ = std::make_unique<WorkQueue>();
+  init();  // torch's usage logging, as its own backends do
 }
 
 ProcessGroupStrata::~ProcessGroupStrata() {

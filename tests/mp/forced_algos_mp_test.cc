@@ -1,0 +1,154 @@
+// Every algorithm forced (through strataConfig_t.algorithm on a split communicator) on every
+// collective it serves, at 4 ranks over shared memory, TCP, and two fake hosts of 2 ranks (where the
+// hierarchical plans run for real), checked against values computed here and against the name
+// strataCommGetLastAlgorithm reports.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mp/mp_harness.h"
+
+namespace strata {
+namespace test {
+namespace {
+
+enum Coll { kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter, kAlltoAll };
+const char* const kCollKeys[] = {"allreduce", "broadcast", "reduce", "allgather", "reducescatter", "alltoall"};
+
+struct Forced {
+  const char* name;
+  std::vector<Coll> colls;
+};
+const Forced kForced[] = {
+    {"ring", {kAllReduce, kAllGather, kReduceScatter}},
+    {"chain", {kBroadcast, kReduce}},
+    {"direct", {kAllReduce}},
+    {"tree", {kAllReduce, kBroadcast, kReduce}},
+    {"rd", {kAllReduce, kAllGather, kReduceScatter}},
+    {"rhd", {kAllReduce, kAllGather, kReduceScatter}},
+    {"hier", {kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce}},
+    {"hier_leader", {kAllReduce}},
+    {"pairwise", {kAlltoAll}},
+};
+const size_t kCounts[] = {0, 1, 7, 1000, 300001};  // the last is over one FIFO (1 MiB of float)
+
+float In(int rank, size_t i) { return static_cast<float>(static_cast<int>((rank * 7 + i * 13) % 11) - 5); }
+
+// What the call must leave in rank r's output element i.
+double Want(Coll c, int n, int r, int root, size_t count, size_t i, bool avg) {
+  auto reduced = [&](size_t idx) {
+    double s = 0;
+    for (int q = 0; q < n; ++q) s += In(q, idx);
+    return avg ? s / n : s;
+  };
+  switch (c) {
+    case kAllReduce:
+    case kReduce: return reduced(i);
+    case kBroadcast: return In(root, i);
+    case kAllGather: return In(static_cast<int>(i / count), i % count);
+    case kReduceScatter: return reduced(r * count + i);
+    case kAlltoAll: return In(static_cast<int>(i / count), r * count + i % count);
+  }
+  return 0;
+}
+
+// The name the plan reports: hierarchical plans fall back to the flat ones on one host, direct to the
+// ring above one FIFO, and one rank runs a local copy.
+std::string WantName(const std::string& forced, Coll c, size_t count, bool twoHosts) {
+  if ((forced == "hier" || forced == "hier_leader") && !twoHosts)
+    return c == kBroadcast || c == kReduce ? "chain" : "ring";
+  if (forced == "direct" && count * sizeof(float) > (size_t{128} << 10) * 8) return "ring";
+  return forced;
+}
+
+std::string RunOne(strataComm_t comm, int r, int n, Coll c, size_t count, bool avg, const std::string& forced,
+                   bool twoHosts) {
+  const int root = 1;
+  const strataRedOp_t op = avg ? strataAvg : strataSum;
+  const size_t sendN = c == kReduceScatter || c == kAlltoAll ? count * n : count;
+  const size_t recvN = c == kAllGather || c == kAlltoAll ? count * n : count;
+  std::vector<float> send(sendN + 1), recv(recvN + 1, -999.0f);
+  for (size_t i = 0; i < sendN; ++i) send[i] = In(r, i);
+  strataResult_t rc = strataSuccess;
+  switch (c) {
+    case kAllReduce: rc = strataAllReduce(send.data(), recv.data(), count, strataFloat32, op, comm, nullptr); break;
+    case kBroadcast: rc = strataBroadcast(send.data(), recv.data(), count, strataFloat32, root, comm, nullptr); break;
+    case kReduce: rc = strataReduce(send.data(), recv.data(), count, strataFloat32, op, root, comm, nullptr); break;
+    case kAllGather: rc = strataAllGather(send.data(), recv.data(), count, strataFloat32, comm, nullptr); break;
+    case kReduceScatter:
+      rc = strataReduceScatter(send.data(), recv.data(), count, strataFloat32, op, comm, nullptr);
+      break;
+    case kAlltoAll: rc = strataAlltoAll(send.data(), recv.data(), count, strataFloat32, comm, nullptr); break;
+  }
+  const std::string what = forced + " " + kCollKeys[c] + " count " + std::to_string(count) + (avg ? " avg" : "");
+  if (rc != strataSuccess) return what + ": " + strataGetLastError(comm);
+  const char* ran = nullptr;
+  if (strataCommGetLastAlgorithm(comm, &ran) != strataSuccess) return what + ": no algorithm name";
+  const std::string want = WantName(forced, c, count, twoHosts);
+  if (ran != want) return what + ": ran " + ran + ", expected " + want;
+  if (c == kReduce && r != root) return "";
+  for (size_t i = 0; i < recvN; ++i) {
+    const double w = Want(c, n, r, root, count, i, avg);
+    if (std::fabs(recv[i] - w) > 1e-6)
+      return what + ": element " + std::to_string(i) + " is " + std::to_string(recv[i]) + ", expected " +
+             std::to_string(w);
+  }
+  return "";
+}
+
+void RunAll(bool tcp, int nodes) {
+  MpOptions o;
+  o.nranks = 4;
+  o.tcp = tcp;
+  o.nodes = nodes;
+  o.timeoutSec = 120;
+  MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
+    for (const Forced& f : kForced) {
+      for (Coll c : f.colls) {
+        // One communicator per forced entry, as an application would configure it.
+        strataConfig_t cfg = STRATA_CONFIG_INITIALIZER;
+        const std::string spec = std::string(kCollKeys[c]) + ":" + f.name;
+        cfg.algorithm = spec.c_str();
+        cfg.shmDisable = tcp ? 1 : 0;
+        cfg.timeoutMs = 30000;
+        strataComm_t sub = nullptr;
+        if (strataCommSplit(comm, 0, r, &sub, &cfg) != strataSuccess)
+          return spec + ": split failed: " + strataGetLastError(comm);
+        std::string err;
+        for (size_t count : kCounts)
+          for (bool avg : {false, true}) {
+            if (avg && (c == kBroadcast || c == kAllGather || c == kAlltoAll)) continue;
+            if (err.empty()) err = RunOne(sub, r, n, c, count, avg, f.name, nodes == 2);
+          }
+        if (strataCommDestroy(sub) != strataSuccess && err.empty()) err = spec + ": destroy failed";
+        if (!err.empty()) return err;
+      }
+    }
+    return "";
+  });
+  EXPECT_TRUE(res.ok()) << res.summary();
+}
+
+TEST(ForcedAlgorithms, SharedMemory) { RunAll(false, 1); }
+TEST(ForcedAlgorithms, Tcp) { RunAll(true, 1); }
+TEST(ForcedAlgorithms, TwoHosts) { RunAll(false, 2); }
+
+// A forced algorithm that does not serve the collective is refused when the communicator is made,
+// before any connection, with the reason.
+TEST(ForcedAlgorithms, UnservedPairIsRefusedAtInit) {
+  strataUniqueId id;
+  ASSERT_EQ(strataGetUniqueId(&id), strataSuccess);
+  strataConfig_t cfg = STRATA_CONFIG_INITIALIZER;
+  cfg.algorithm = "allgather:tree";
+  strataComm_t comm = nullptr;
+  EXPECT_EQ(strataCommInitRankConfig(&comm, 2, id, 0, &cfg), strataInvalidArgument);
+  EXPECT_NE(std::string(strataGetLastError(nullptr)).find("'tree' does not serve allgather"), std::string::npos)
+      << strataGetLastError(nullptr);
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace strata
