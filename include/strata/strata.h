@@ -148,6 +148,46 @@ strataResult_t strataBarrier(strataComm_t comm);
 strataResult_t strataGroupStart(void);
 strataResult_t strataGroupEnd(void);
 
+/* Quantized collectives (docs/QUANTIZATION.md): sum/avg of fp32, fp16 and bf16 sent in a narrower format with one
+ * scale per block of elements. */
+typedef enum {
+  strataQuantNone = 0, /* exact */
+  strataQuantBf16 = 1,
+  strataQuantFp16 = 2,
+  strataQuantFp8e4m3 = 3,
+  strataQuantFp8e5m2 = 4,
+  strataQuantInt8 = 5,
+  strataQuantInt4 = 6,
+  strataQuantNumFormats = 7
+} strataQuantFormat_t;
+typedef enum { strataQuantScaleFp32 = 0, strataQuantScaleFp16 = 1 } strataQuantScale_t;
+typedef enum { strataQuantRoundNearest = 0, strataQuantRoundStochastic = 1 } strataQuantRounding_t;
+
+#define STRATA_QUANT_OPTIONS_MAGIC 0x57a7a0a1u
+
+/* Versioned like strataConfig_t: fields are only ever appended; `size` tells which ones a caller has. */
+typedef struct strataQuantOptions_v1 {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  int format;              /* strataQuantFormat_t */
+  int blockSize;           /* elements per scale: a multiple of 32 from 32 to 4096 */
+  int scaleFormat;         /* strataQuantScale_t (ignored by bf16 and fp16, which carry no scale) */
+  int rounding;            /* strataQuantRounding_t */
+  unsigned long long seed; /* stochastic rounding: same seed and inputs, same bytes */
+} strataQuantOptions_t;
+
+#define STRATA_QUANT_OPTIONS_INITIALIZER                                                                  \
+  {                                                                                                       \
+    sizeof(strataQuantOptions_t), STRATA_QUANT_OPTIONS_MAGIC, STRATA_VERSION, strataQuantNone, 128,       \
+        strataQuantScaleFp32, strataQuantRoundNearest, 0ull                                               \
+  }
+
+/* Parses a spec in STRATA_QUANT's grammar ("int8:128", "int4:32:fp16", "fp8e4m3:64:fp32:stochastic:42",
+ * "none") into *options (which must hold STRATA_QUANT_OPTIONS_INITIALIZER's size and magic); on a malformed
+ * spec returns strataInvalidArgument, leaves *options alone and says why in strataGetLastError(). */
+strataResult_t strataQuantOptionsParse(const char* spec, strataQuantOptions_t* options);
+
 #ifdef __cplusplus
 }
 #endif

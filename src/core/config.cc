@@ -35,6 +35,10 @@ const std::vector<KnobInfo>& AllKnobs() {
       {"STRATA_ALGO", KnobType::String, "",
        "force algorithms: a bare name (ring, chain, direct, tree, rd, rhd, hier, hier_leader, pairwise) or "
        "collective:name entries joined by ';', e.g. allreduce:ring;broadcast:tree (docs/ALGORITHMS.md)"},
+      {"STRATA_QUANT", KnobType::String, "",
+       "quantize every eligible call (sum/avg of fp32, fp16, bf16): format[:block[:scale[:rounding[:seed]]]], "
+       "e.g. int8:128 (docs/QUANTIZATION.md)"},
+      {"STRATA_QUANT_MIN_BYTES", KnobType::Bytes, "1M", "calls below this size run exact even when STRATA_QUANT is set"},
       {"STRATA_SPIN_US", KnobType::Int, "10", "microseconds a waiting rank spins before it starts yielding the core"},
       {"STRATA_YIELD_US", KnobType::Int, "2000", "microseconds a waiting rank yields the core (sched_yield) before it sleeps"},
       {"STRATA_RANK", KnobType::Int, "-1", "this process's rank (set by stratarun)"},
