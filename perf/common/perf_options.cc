@@ -53,10 +53,11 @@ const option kLongOptions[] = {
     {"report_cputime", required_argument, nullptr, 'C'},
     {"average", required_argument, nullptr, 'a'},
     {"json", required_argument, nullptr, 'J'},
+    {"algorithm", required_argument, nullptr, 'A'},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
-const char kShortOptions[] = ":t:g:b:e:i:f:n:m:w:p:c:o:d:r:z:y:T:G:C:a:J:h";
+const char kShortOptions[] = ":t:g:b:e:i:f:n:m:w:p:c:o:d:r:z:y:T:G:C:a:J:A:h";
 
 }  // namespace
 
@@ -118,6 +119,8 @@ void PrintUsage(FILE* out, const char* prog) {
                "\t[-C,--report_cputime <0/1>] (ignored: host calls block, so cpu time is the time)\n"
                "\t[-a,--average <0/1/2/3> report iteration time <0=RANK0/1=AVG/2=MIN/3=MAX>] (default 1)\n"
                "\t[-J,--json <file>] (rank 0 writes the results as JSON)\n"
+               "\t[-A,--algorithm <name>] (force an algorithm: ring, chain, direct, tree, rd, rhd, hier, hier_leader,\n"
+               "\t                         pairwise, or collective:name;... as STRATA_ALGO; default: the selector)\n"
                "\t[-h,--help]\n",
                prog);
 }
@@ -221,6 +224,10 @@ ParseOutcome ParsePerfOptions(int argc, char** argv, PerfOptions* opts, std::str
       case 'J':
         ok = !arg.empty();
         opts->jsonPath = arg;
+        break;
+      case 'A':
+        ok = !arg.empty();  // the communicator checks the name and says what it accepts
+        opts->algorithm = arg;
         break;
       case 'h':
         return ParseOutcome::kHelp;

@@ -31,6 +31,7 @@ struct PerfOptions {
   int parallelInit = 0;   // -p: accepted, ignored (one rank per process)
   int timeoutSec = 0;     // -T: the communicator's timeout (strataConfig_t.timeoutMs)
   std::string jsonPath;   // -J
+  std::string algorithm;  // -A: forced algorithm (strataConfig_t.algorithm; STRATA_ALGO's grammar)
   std::string commandLine;
 };
 

@@ -47,8 +47,9 @@ void WriteJsonPass(FILE* f, const char* name, const PassResult& p) {
 void PrintTableHeader(FILE* out) {
   std::fprintf(out, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "",
                "", "", "", "");
-  std::fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count", "type",
-               "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+  std::fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s  %s\n", "size", "count", "type",
+               "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "algo");
+  // One more column after nccl-tests' own: the algorithm that ran, so parsers of their layout still work.
   std::fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)", "(elements)", "",
                "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
   std::fflush(out);
@@ -79,8 +80,8 @@ void PrintPass(FILE* out, const PassResult& pass) {
   std::fflush(out);
 }
 
-void PrintRowEnd(FILE* out) {
-  std::fputc('\n', out);
+void PrintRowEnd(FILE* out, const std::string& algorithm) {
+  std::fprintf(out, "  %s\n", algorithm.empty() ? "-" : algorithm.c_str());
   std::fflush(out);
 }
 
@@ -100,9 +101,9 @@ bool WriteJson(const std::string& path, const RunSummary& s) {
     const ResultRow& r = s.rows[i];
     std::fprintf(f,
                  "%s\n    {\"collective\": %s, \"size_bytes\": %zu, \"count\": %zu, \"type\": %s, \"redop\": %s, "
-                 "\"root\": %d, ",
+                 "\"root\": %d, \"algorithm\": %s, ",
                  i ? "," : "", JsonString(s.collective).c_str(), r.bytes, r.count, JsonString(r.type).c_str(),
-                 JsonString(r.op).c_str(), r.root);
+                 JsonString(r.op).c_str(), r.root, JsonString(r.algorithm).c_str());
     WriteJsonPass(f, "out_of_place", r.outOfPlace);
     std::fputs(", ", f);
     WriteJsonPass(f, "in_place", r.inPlace);

@@ -22,6 +22,7 @@ struct ResultRow {
   const char* type = "";
   const char* op = "";
   int root = -1;
+  std::string algorithm;  // what the communicator ran (strataCommGetLastAlgorithm)
   PassResult outOfPlace;
   PassResult inPlace;
 };
@@ -30,7 +31,8 @@ void PrintTableHeader(FILE* out);
 // A row is printed in pieces as its measurements finish, as nccl-tests does, so slow sizes show progress.
 void PrintRowStart(FILE* out, const ResultRow& row);
 void PrintPass(FILE* out, const PassResult& pass);
-void PrintRowEnd(FILE* out);
+// Ends the row with the algorithm column.
+void PrintRowEnd(FILE* out, const std::string& algorithm);
 // failedChecks: measurements with #wrong > 0.
 void PrintFooter(FILE* out, int failedChecks, double avgBusBw);
 

@@ -90,6 +90,7 @@ class PerfSession {
   RunSummary summary_;
   double busBwSum_ = 0;
   int busBwCount_ = 0;
+  std::string measuredAlgorithm_;  // of the last timed loop
 };
 
 // The harness's own exchanges use AllGather of bytes only, so that timing and error counts do not depend
@@ -107,6 +108,10 @@ void PerfSession::InitComm() {
   strataConfig_t* configArg = nullptr;
   if (opts_.timeoutSec > 0) {
     config.timeoutMs = opts_.timeoutSec * 1000;
+    configArg = &config;
+  }
+  if (!opts_.algorithm.empty()) {
+    config.algorithm = opts_.algorithm.c_str();
     configArg = &config;
   }
   PERF_STRATA_CHECK(nullptr, strataCommInitFromEnv(&comm_, configArg));
@@ -246,6 +251,9 @@ PassResult PerfSession::Measure(const SweepPoint& point, const BufferShape& shap
     if (barrierEach && grouped) PERF_STRATA_CHECK(comm_, strataBarrier(comm_));
   }
   const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  // Before any exchange of the harness's own: those run collectives too.
+  const char* algo = nullptr;
+  measuredAlgorithm_ = strataCommGetLastAlgorithm(comm_, &algo) == strataSuccess && algo ? algo : "";
   const double seconds = ReportedSeconds(elapsed / (static_cast<double>(opts_.iters) * opts_.aggIters));
 
   PassResult r;
@@ -276,11 +284,12 @@ void PerfSession::RunSweepPoint(const SweepPoint& point) {
     row.root = point.root;
     if (IsPrinter()) PrintRowStart(stdout, row);
     row.outOfPlace = Measure(point, shape, row.bytes, false);
+    row.algorithm = measuredAlgorithm_;
     if (IsPrinter()) PrintPass(stdout, row.outOfPlace);
     row.inPlace = Measure(point, shape, row.bytes, true);
     if (IsPrinter()) {
       PrintPass(stdout, row.inPlace);
-      PrintRowEnd(stdout);
+      PrintRowEnd(stdout, row.algorithm);
     }
     for (const PassResult* p : {&row.outOfPlace, &row.inPlace}) {
       busBwSum_ += p->busBw;
