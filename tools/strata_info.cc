@@ -1,11 +1,18 @@
 // strata-info: what this build and this machine give strata: version, SIMD path, the topology
 // (detected, or STRATA_TOPO_FILE), and every config knob with its current value, default and
-// description. --topo writes the topology as JSON, the format STRATA_TOPO_FILE reads.
+// description, and the algorithm the selector picks per collective and size: for the communicator
+// of a job when launched as one (stratarun -n 4 strata-info --algos), else for a model of
+// --ranks N --hosts H. --topo writes the topology as JSON, the format STRATA_TOPO_FILE reads.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 #include <string>
 
+#include "algorithms/algorithm_table.h"
+#include "algorithms/selector.h"
+#include "api/comm_handle.h"
+#include "core/calibration.h"
 #include "core/communicator.h"
 #include "core/config.h"
 #include "exec/host_reduce.h"
@@ -67,26 +74,119 @@ int DumpTopology() {
   return 0;
 }
 
+std::string SizeName(uint64_t b) {
+  if (b >= (1u << 20)) return std::to_string(b >> 20) + "M";
+  if (b >= (1u << 10)) return std::to_string(b >> 10) + "K";
+  return std::to_string(b);
+}
+
+// One row per size (the whole vector, as the cost model counts it), one column per collective.
+void PrintChoices(strata::AlgoSelector& sel, const strata::ForcedAlgos& forced) {
+  const strata::CostInputs& in = sel.inputs();
+  printf("# Cost model: %d rank(s) on %d host(s)%s; within a host %.2f us, %.2f GB/s; between hosts %.2f us, "
+         "%.2f GB/s; reduce %.2f GB/s, copy %.2f GB/s\n",
+         in.nranks, in.nhosts, in.ranksPerHost ? (", " + std::to_string(in.ranksPerHost) + " per host").c_str() : "",
+         in.intra.latencyUs, in.intra.bandwidthGBs, in.inter.latencyUs, in.inter.bandwidthGBs, in.reduceGBs,
+         in.copyGBs);
+  printf("# Algorithm per collective and size (bytes of the whole vector; '!' marks a forced one, as STRATA_ALGO "
+         "or the config field set it)\n");
+  printf("# %8s", "size");
+  for (int k = 0; k < strata::kNumCollKinds; ++k) printf(" %13s", strata::CollKindKey(static_cast<strata::CollKind>(k)));
+  printf("\n");
+  for (uint64_t b = 8; b <= (uint64_t{256} << 20); b *= 4) {
+    printf("  %8s", SizeName(b).c_str());
+    for (int k = 0; k < strata::kNumCollKinds; ++k) {
+      const strata::CollKind kind = static_cast<strata::CollKind>(k);
+      strata::AlgoId id;
+      const bool isForced = forced.get(kind, &id);
+      if (!isForced) id = sel.choose(kind, b);
+      printf(" %12s%c", strata::GetAlgoInfo(id).name, isForced ? '!' : ' ');
+    }
+    printf("\n");
+  }
+  printf("#\n");
+}
+
+// Inside a job (a launcher's environment): the communicator's own selector, calibrated at init;
+// rank 0 prints. Otherwise a model of `ranks` ranks on `hosts` hosts with the default link costs.
+int PrintAlgorithms(int ranks, int hosts) {
+  const bool launched = getenv("STRATA_RANK") || getenv("OMPI_COMM_WORLD_RANK") || getenv("SLURM_PROCID") ||
+                        (getenv("RANK") && getenv("WORLD_SIZE"));
+  if (launched) {
+    strataComm_t comm = nullptr;
+    if (strataCommInitFromEnv(&comm, nullptr) != strataSuccess) {
+      fprintf(stderr, "strata-info: communicator init failed: %s\n", strataGetLastError(nullptr));
+      return 1;
+    }
+    strata::Communicator& c = *comm->impl;
+    if (c.rank() == 0) {
+      const strata::CalibrationReport& cal = c.calibration();
+      if (cal.elapsedMs > 0)
+        printf("# Calibration at init: %.1f ms (8 B ring allreduce %.1f us, %llu B ring allreduce %.1f us)\n",
+               cal.elapsedMs, cal.ringSmallUs, static_cast<unsigned long long>(cal.largeBytes), cal.ringLargeUs);
+      else
+        printf("# Calibration off (STRATA_CALIBRATE=0): link costs from the topology\n");
+      strata::AlgoSelector sel(c.costInputs());
+      PrintChoices(sel, c.settings().forced);
+    }
+    return strataCommDestroy(comm) == strataSuccess ? 0 : 1;
+  }
+  if (ranks < 1 || hosts < 1 || hosts > ranks) {
+    fprintf(stderr, "strata-info: --ranks must be at least 1 and --hosts between 1 and the ranks\n");
+    return 2;
+  }
+  strata::PlanGeometry geo;
+  geo.nranks = ranks;
+  for (int r = 0; r < ranks; ++r) geo.hostOf.push_back(r * hosts / ranks);
+  printf("# Not launched as a job: a model of %d rank(s) on %d host(s) with the default link costs (run it as\n"
+         "# 'stratarun -n N strata-info --algos' for a real communicator's calibrated choices)\n",
+         ranks, hosts);
+  strata::CommSettings settings;
+  strata::Status st = strata::ResolveSettings(nullptr, &settings);
+  if (!st.ok()) {
+    fprintf(stderr, "strata-info: %s\n", st.message().c_str());
+    return 2;
+  }
+  strata::AlgoSelector sel(strata::CostInputsFromGeometry(geo));
+  PrintChoices(sel, settings.forced);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool knobsOnly = false;
+  bool knobsOnly = false, algosOnly = false;
+  int ranks = 2, hosts = 1;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--knobs")) {
       knobsOnly = true;
+    } else if (!strcmp(argv[i], "--algos")) {
+      algosOnly = true;
+    } else if ((!strcmp(argv[i], "--ranks") || !strcmp(argv[i], "--hosts")) && i + 1 < argc) {
+      char* end = nullptr;
+      const long v = strtol(argv[i + 1], &end, 10);
+      if (!*argv[i + 1] || *end || v < 1 || v > 65536) {
+        fprintf(stderr, "strata-info: %s needs a number from 1 to 65536, got '%s'\n", argv[i], argv[i + 1]);
+        return 2;
+      }
+      (!strcmp(argv[i], "--ranks") ? ranks : hosts) = static_cast<int>(v);
+      ++i;
     } else if (!strcmp(argv[i], "--topo")) {
       return DumpTopology();
     } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       printf(
-          "usage: strata-info [--knobs | --topo]\n  prints the version, the reduction SIMD path, the host id, the "
-          "topology and every STRATA_* knob\n  --knobs  the knobs alone\n  --topo   the topology as JSON (the "
-          "format STRATA_TOPO_FILE reads)\n");
+          "usage: strata-info [--knobs | --topo | --algos [--ranks N --hosts H]]\n  prints the version, the reduction "
+          "SIMD path, the host id, the topology, every STRATA_* knob and the algorithm choices\n  --knobs  the knobs "
+          "alone\n  --topo   the topology as JSON (the format STRATA_TOPO_FILE reads)\n  --algos  the algorithm the "
+          "selector picks per collective and size: launched as a job (stratarun -n 4 strata-info --algos), the job's "
+          "communicator after its calibration; otherwise a model of N ranks (default 2) on H hosts (default 1)\n");
       return 0;
     } else {
       fprintf(stderr, "strata-info: unknown argument '%s' (try --help)\n", argv[i]);
       return 2;
     }
   }
+  if (algosOnly) return PrintAlgorithms(ranks, hosts);
   if (!knobsOnly) {
     int version = 0;
     strataGetVersion(&version);
@@ -96,5 +196,9 @@ int main(int argc, char** argv) {
     if (!PrintTopology()) return 1;
   }
   PrintKnobs();
+  if (!knobsOnly) {
+    printf("#\n");
+    return PrintAlgorithms(ranks, hosts);
+  }
   return 0;
 }

@@ -42,7 +42,7 @@ struct PeerInfo {
   uint64_t pidNamespace;  // with machineId: whether `pid` names a process this rank can watch
   uint32_t ip;  // TCP listener, network order
   uint16_t port;
-  uint16_t pad;
+  uint16_t calibrate;  // STRATA_CALIBRATE: must agree, since calibration runs collectives at init
   char shmName[64];  // empty when this rank created no segment
   // Geometry; every rank uses rank 0's so that plans and FIFOs agree.
   uint32_t slotBytes, nslots, nchannels, nsocks, directMaxBytes;

@@ -77,6 +77,7 @@ Status ResolveSettings(const strataConfig_t* config, CommSettings* s) {
   s->yieldUs = static_cast<int>(ConfigInt("STRATA_YIELD_US"));
   s->socketIfname = ConfigString("STRATA_SOCKET_IFNAME");
   s->checkCalls = ConfigBool("STRATA_CHECK_CALLS");
+  s->calibrate = ConfigBool("STRATA_CALIBRATE");
   std::string algoSpec = ConfigString("STRATA_ALGO");
   if (config) {
     STRATA_REQUIRE(config->magic == STRATA_CONFIG_MAGIC && config->size >= offsetof(strataConfig_t, timeoutMs),
@@ -191,6 +192,7 @@ Status Communicator::init(const UniqueIdData& id, int nranks, int rank, const Co
   me.pid = getpid();
   me.pidNamespace = PidNamespaceId();
   me.checkCalls = settings.checkCalls;
+  me.calibrate = settings.calibrate ? 1 : 0;
   me.ip = tcp_->listenAddr().ip;
   me.port = tcp_->listenAddr().port;
   me.slotBytes = static_cast<uint32_t>(settings.slotBytes);
@@ -233,6 +235,7 @@ Status Communicator::init(const UniqueIdData& id, int nranks, int rank, const Co
   STRATA_CHECK(barrier);
   monitor_.watch(all, rank_);
   startWatchdog();
+  STRATA_CHECK(setupSelector());
   STRATA_LOG(INFO, INIT, "communicator ready: %d ranks, %s, %d channel(s), slots %d x %zu B", nranks,
              hasShmPeers_ ? "shared memory and/or TCP" : "TCP", geo_.nchannels, geo_.nslots, geo_.slotBytes);
   return Status::Ok();
@@ -257,7 +260,7 @@ Status Communicator::setupConnections(const std::vector<PeerInfo>& all, uint32_t
   for (int r = 0; r < nranks_; ++r) {
     const PeerInfo& p = all[r];
     STRATA_REQUIRE(p.slotBytes == r0.slotBytes && p.nslots == r0.nslots && p.nchannels == r0.nchannels &&
-                       p.nsocks == r0.nsocks && p.shmDisable == r0.shmDisable && p.checkCalls == r0.checkCalls,
+                       p.nsocks == r0.nsocks && p.shmDisable == r0.shmDisable && p.checkCalls == r0.checkCalls && p.calibrate == r0.calibrate,
                    strataInvalidUsage,
                    "rank %d has different transport settings than rank 0 (STRATA_SLOT_BYTES, STRATA_NSLOTS, "
                    "STRATA_NCHANNELS, STRATA_NSOCKS_PERPEER, STRATA_SHM_DISABLE and STRATA_CHECK_CALLS must match "
@@ -350,12 +353,21 @@ Status Communicator::cachedPlan(const CollDesc& desc, CachedPlan** out) {
   auto it = plans_.find(key);
   if (it == plans_.end()) {
     if (plans_.size() > 256) plans_.clear();  // bounded: plans of very large buffers are long
-    it = plans_.emplace(key, CachedPlan{BuildCollectivePlan(desc, geo_, settings_.forced), nullptr}).first;
     AlgoId forced;
-    if (settings_.forced.get(desc.kind, &forced))
+    if (settings_.forced.get(desc.kind, &forced)) {
+      it = plans_.emplace(key, CachedPlan{BuildCollectivePlan(desc, geo_, settings_.forced), nullptr}).first;
       STRATA_LOG(INFO, TUNING, "%s of %llu elements: %s (forced %s)", CollKindName(desc.kind),
                  static_cast<unsigned long long>(desc.count), it->second.plan.algorithm.c_str(),
                  GetAlgoInfo(forced).name);
+    } else {
+      const uint64_t bytes = SelectorBytes(desc, nranks_);
+      const AlgoId id = selector_.choose(desc.kind, bytes);
+      it = plans_.emplace(key, CachedPlan{BuildPlanWith(id, desc, geo_), nullptr}).first;
+      STRATA_LOG(INFO, TUNING, "%s of %llu elements (%llu B, size class %d): %s (selector picked %s, estimate %.1f us)",
+                 CollKindName(desc.kind), static_cast<unsigned long long>(desc.count),
+                 static_cast<unsigned long long>(bytes), SizeClass(bytes), it->second.plan.algorithm.c_str(),
+                 GetAlgoInfo(id).name, selector_.estimateUs(id, desc.kind, bytes));
+    }
     it->second.run = std::make_unique<PlanRun>(it->second.plan, this);
     Status st = it->second.run->init();
     if (!st.ok()) {
@@ -364,6 +376,39 @@ Status Communicator::cachedPlan(const CollDesc& desc, CachedPlan** out) {
     }
   }
   *out = &it->second;
+  return Status::Ok();
+}
+
+Status Communicator::runPlan(const Plan& plan, const void* send, void* recv) {
+  PlanRun run(plan, this);
+  STRATA_CHECK(run.init());
+  const size_t scratchBytes = plan.scratchElems * DataTypeSize(plan.dtype);
+  if (scratch_.size() < scratchBytes) scratch_.resize(scratchBytes);
+  void* buffers[3] = {const_cast<void*>(send), recv, scratch_.data()};
+  run.start(buffers);
+  return ExecuteRun(run, waitPolicy());
+}
+
+Status Communicator::setupSelector() {
+  CostInputs in = CostInputsFromGeometry(geo_);
+  // The topology's link classes first (they hold for any size); the calibration then measures the
+  // slowest link the ring crosses.
+  bool anyIntra = false, anyInter = false;
+  const LinkInfo intra = topology_.slowestIntraHostLink(&anyIntra), inter = topology_.slowestInterHostLink(&anyInter);
+  if (anyIntra && intra.bandwidthGBs > 0) in.intra = LinkCost{intra.latencyUs, intra.bandwidthGBs};
+  if (anyInter && inter.bandwidthGBs > 0) in.inter = LinkCost{inter.latencyUs, inter.bandwidthGBs};
+  if (settings_.calibrate && nranks_ > 1) {
+    Status st = CalibrateCostInputs(geo_, [this](const Plan& plan, const void* send, void* recv) {
+      return runPlan(plan, send, recv);
+    }, &in, &calibration_);
+    if (!st.ok()) return MakeError(st.code(), "calibrating the cost model: %s", st.message().c_str());
+    STRATA_LOG(INFO, TUNING, "calibration took %.1f ms: 8 B ring allreduce %.1f us, %llu B %.1f us", calibration_.elapsedMs,
+               calibration_.ringSmallUs, static_cast<unsigned long long>(calibration_.largeBytes), calibration_.ringLargeUs);
+  }
+  STRATA_LOG(INFO, TUNING, "cost model: %d ranks on %d host(s); within a host %.2f us, %.2f GB/s; between hosts %.2f us, "
+             "%.2f GB/s; reduce %.2f GB/s, copy %.2f GB/s", in.nranks, in.nhosts, in.intra.latencyUs,
+             in.intra.bandwidthGBs, in.inter.latencyUs, in.inter.bandwidthGBs, in.reduceGBs, in.copyGBs);
+  selector_.reset(in);
   return Status::Ok();
 }
 

@@ -15,7 +15,9 @@
 #include "algorithms/algo_spec.h"
 #include "algorithms/collective.h"
 #include "algorithms/plan.h"
+#include "algorithms/selector.h"
 #include "core/bootstrap.h"
+#include "core/calibration.h"
 #include "core/peer_monitor.h"
 #include "core/status.h"
 #include "exec/executor.h"
@@ -39,6 +41,7 @@ struct CommSettings {
   int spinUs = 10;
   int yieldUs = 2000;
   bool checkCalls = false;  // STRATA_CHECK_CALLS
+  bool calibrate = true;     // STRATA_CALIBRATE
   std::string name;
   std::string socketIfname;
   ForcedAlgos forced;  // STRATA_ALGO, or the config field `algorithm`
@@ -77,6 +80,12 @@ class Communicator : public ConnectionTable {
   // The first error that broke the communicator: found by the watchdog thread (a peer process
   // died) or by a collective that failed after data started moving. Ok while healthy.
   Status asyncError() const;
+  // The selector's inputs (shape, link costs: calibrated at init unless STRATA_CALIBRATE=0) and what
+  // the calibration measured; the same on every rank.
+  const CostInputs& costInputs() const { return selector_.inputs(); }
+  const CalibrationReport& calibration() const { return calibration_; }
+  // What the selector picks for `desc` on this communicator (forced algorithms aside).
+  AlgoId selectedAlgorithm(const CollDesc& desc) { return selector_.choose(desc.kind, SelectorBytes(desc, nranks_)); }
   // The algorithm of the last collective this communicator ran ("" before the first).
   const std::string& lastAlgorithm() const { return lastAlgorithm_; }
   // Descriptors the peer monitor holds: one pidfd per peer process on this machine.
@@ -94,6 +103,10 @@ class Communicator : public ConnectionTable {
     std::unique_ptr<PlanRun> run;
   };
   Status cachedPlan(const CollDesc& desc, CachedPlan** out);
+  // Runs one plan outside the cache (calibration), with scratch sized for it.
+  Status runPlan(const Plan& plan, const void* send, void* recv);
+  // Cost inputs from the geometry and the topology's link classes, then calibrated when enabled.
+  Status setupSelector();
   Status execute(const CollDesc& desc, const void* send, void* recv);
   Status checkCall(const CollDesc& desc);
   Status reportFailure(const Status& st, const std::string& what);
@@ -109,6 +122,8 @@ class Communicator : public ConnectionTable {
   PlanGeometry geo_;
   std::vector<PeerInfo> peers_;
   CommTopology topology_;
+  AlgoSelector selector_;
+  CalibrationReport calibration_;
   std::unique_ptr<ShmTransport> shm_;
   std::unique_ptr<TcpTransport> tcp_;
   bool hasShmPeers_ = false;

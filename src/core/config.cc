@@ -35,6 +35,9 @@ const std::vector<KnobInfo>& AllKnobs() {
       {"STRATA_ALGO", KnobType::String, "",
        "force algorithms: a bare name (ring, chain, direct, tree, rd, rhd, hier, hier_leader, pairwise) or "
        "collective:name entries joined by ';', e.g. allreduce:ring;broadcast:tree (docs/ALGORITHMS.md)"},
+      {"STRATA_CALIBRATE", KnobType::Bool, "1",
+       "1: measure link latency and bandwidth with a few small collectives when a communicator is created, for the "
+       "algorithm selector's cost model; 0: use the topology's link classes (must agree on every rank)"},
       {"STRATA_QUANT", KnobType::String, "",
        "quantize every eligible call (sum/avg of fp32, fp16, bf16): format[:block[:scale[:rounding[:seed]]]], "
        "e.g. int8:128 (docs/QUANTIZATION.md)"},

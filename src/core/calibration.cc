@@ -1,0 +1,118 @@
+#include "core/calibration.h"
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "algorithms/algorithm_table.h"
+#include "core/deadline.h"
+#include "exec/host_reduce.h"
+
+namespace strata {
+
+namespace {
+
+// Defaults when nothing is measured: this class of VM's shared memory and a 10 Gbit/s network.
+constexpr LinkCost kDefaultShm{1.0, 5.0};
+constexpr LinkCost kDefaultNet{30.0, 1.25};
+constexpr uint64_t kLargeBytes = 1 << 20;
+constexpr uint64_t kLocalBytes = 1 << 20;
+
+double BestUs(int reps, const std::function<Status()>& once, Status* st) {
+  double best = 0;
+  for (int i = 0; i < reps && st->ok(); ++i) {
+    const uint64_t t0 = NowNs();
+    *st = once();
+    const double us = static_cast<double>(NowNs() - t0) / 1e3;
+    if (i == 0 || us < best) best = us;
+  }
+  return best;
+}
+
+}  // namespace
+
+CostInputs CostInputsFromGeometry(const PlanGeometry& geo) {
+  CostInputs in;
+  in.nranks = geo.nranks;
+  std::map<int, int> perHost;
+  for (int h : geo.hostOf) ++perHost[h];
+  in.nhosts = std::max<int>(1, static_cast<int>(perHost.size()));
+  in.ranksPerHost = geo.nranks / in.nhosts;
+  for (const auto& h : perHost)
+    if (h.second != in.ranksPerHost) in.ranksPerHost = 0;
+  if (perHost.empty()) in.ranksPerHost = geo.nranks;
+  in.intra = kDefaultShm;
+  in.inter = kDefaultNet;
+  in.fifoBytes = static_cast<uint64_t>(geo.nslots) * geo.slotBytes;
+  in.pipelineBytes = std::max<uint64_t>(geo.slotBytes, static_cast<uint64_t>(geo.nslots / 2) * geo.slotBytes);
+  return in;
+}
+
+Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostInputs* in,
+                           CalibrationReport* report) {
+  const uint64_t start = NowNs();
+  const int p = geo.nranks;
+  if (p < 2) return Status::Ok();
+
+  // Local rates: one reduction and one copy of 1 MiB, best of three (the first warms the pages).
+  std::vector<float> a(kLocalBytes / sizeof(float), 1.0f), b(a.size(), 2.0f), c(a.size());
+  Status st = Status::Ok();
+  const double reduceUs = BestUs(3, [&] {
+    HostReduce(c.data(), a.data(), b.data(), a.size(), strataFloat32, strataSum, 1);
+    return Status::Ok();
+  }, &st);
+  const double copyUs = BestUs(3, [&] {
+    HostCopy(c.data(), a.data(), kLocalBytes);
+    return Status::Ok();
+  }, &st);
+
+  // Ring allreduces: 8 bytes for the latency of a step, 1 MiB for the bandwidth of the slowest link.
+  auto ringOf = [&](uint64_t bytes) {
+    CollDesc d;
+    d.kind = CollKind::AllReduce;
+    d.count = bytes / sizeof(float);
+    d.dtype = strataFloat32;
+    d.op = strataSum;
+    return BuildPlanWith(AlgoId::Ring, d, geo);
+  };
+  const Plan small = ringOf(8), large = ringOf(kLargeBytes);
+  std::vector<float> send(kLargeBytes / sizeof(float), 1.0f), recv(send.size());
+  const double smallUs = BestUs(4, [&] { return run(small, send.data(), recv.data()); }, &st);
+  const double largeUs = BestUs(3, [&] { return run(large, send.data(), recv.data()); }, &st);
+  STRATA_CHECK(st);
+
+  // Every rank takes the slowest rank's figures: the same inputs everywhere, the same choices.
+  std::vector<double> mine = {smallUs, largeUs, reduceUs, copyUs}, all(mine.size());
+  CollDesc d;
+  d.kind = CollKind::AllReduce;
+  d.count = mine.size();
+  d.dtype = strataFloat64;
+  d.op = strataMax;
+  STRATA_CHECK(run(BuildPlanWith(AlgoId::Direct, d, geo), mine.data(), all.data()));
+
+  const double n = static_cast<double>(kLargeBytes);
+  in->reduceGBs = n / std::max(all[2], 1e-3) / 1e3;
+  in->copyGBs = n / std::max(all[3], 1e-3) / 1e3;
+  const int hops = 2 * (p - 1);
+  LinkCost measured;
+  measured.latencyUs = std::max(0.1, all[0] / hops);
+  // What the large ring spends on its links: total minus latency minus its reductions.
+  const double reduceShare = (p - 1.0) / p * n / (in->reduceGBs * 1e3);
+  const double wireUs = std::max(all[1] - all[0] - reduceShare, 0.1 * all[1]);
+  measured.bandwidthGBs = hops / static_cast<double>(p) * n / wireUs / 1e3;
+  if (in->nhosts > 1) {
+    in->inter = measured;
+    in->intra = LinkCost{std::min(measured.latencyUs, kDefaultShm.latencyUs), in->copyGBs / 2};
+  } else {
+    in->intra = measured;
+  }
+  if (report) {
+    report->ringSmallUs = all[0];
+    report->ringLargeUs = all[1];
+    report->largeBytes = kLargeBytes;
+    report->elapsedMs = static_cast<double>(NowNs() - start) / 1e6;
+  }
+  return Status::Ok();
+}
+
+}  // namespace strata

@@ -1,0 +1,34 @@
+// The cost model's inputs for one communicator: the shape (ranks, hosts) from its geometry, link
+// costs from a short measurement made when it is created (a few ring allreduces and local
+// reduce/copy loops), agreed by every rank so that all of them choose the same algorithms.
+#pragma once
+
+#include <functional>
+
+#include "algorithms/collective.h"
+#include "algorithms/cost_model.h"
+#include "algorithms/plan.h"
+#include "core/status.h"
+
+namespace strata {
+
+// Shape and defaults without measuring: hosts from geo.hostOf, the documented default link costs.
+CostInputs CostInputsFromGeometry(const PlanGeometry& geo);
+
+// Runs one plan on every rank of the communicator (send, recv: host buffers of the plan's sizes).
+using PlanRunner = std::function<Status(const Plan& plan, const void* send, void* recv)>;
+
+struct CalibrationReport {
+  double ringSmallUs = 0;  // 8-byte ring allreduce, slowest rank's best of several
+  double ringLargeUs = 0;  // `largeBytes` ring allreduce
+  uint64_t largeBytes = 0;
+  double elapsedMs = 0;    // the whole calibration on this rank
+};
+
+// Measures link latency and bandwidth with ring allreduces, and this host's reduce and copy rates,
+// then takes the slowest rank's figures (a max-allreduce) so every rank ends with the same inputs.
+// Between hosts the ring's slowest link is the network; within one host it is shared memory.
+Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostInputs* inout,
+                           CalibrationReport* report);
+
+}  // namespace strata
