@@ -31,10 +31,17 @@ const AlgoInfo kTable[kNumAlgos] = {
      kAllReduce | kAllGather | kReduceScatter, "non-power-of-two counts fold the extra ranks into partners", true},
     {AlgoId::Rhd, "rhd", "recursive halving then doubling (Rabenseifner); its halves serve reduce-scatter and allgather",
      kAllReduce | kAllGather | kReduceScatter, "non-power-of-two counts fold the extra ranks into partners", true},
-    {AlgoId::OneShot, "oneshot", "every rank reads all peers' buffers directly from peer-mapped memory and reduces",
-     kAllReduce | kAllGather | kReduceScatter, "one host, peer-mapped buffers; not implemented yet", false},
-    {AlgoId::TwoShot, "twoshot", "each rank reduces its part from peer-mapped memory, then all gather the parts",
-     kAllReduce | kAllGather | kReduceScatter, "one host, peer-mapped buffers; not implemented yet", false},
+    {AlgoId::OneShot, "oneshot",
+     "every rank copies its input into its peer-mapped window, then reads all peers' windows in place and reduces "
+     "(or gathers) in rank order",
+     kAllReduce | kAllGather | kReduceScatter,
+     "every rank on one host over shared memory, and the input within a window (STRATA_WINDOW_BYTES); else "
+     "direct or ring (allreduce), ring (the others)",
+     true},
+    {AlgoId::TwoShot, "twoshot",
+     "allreduce: each rank reduces one part of all peers' windows into its own, then every rank copies every "
+     "part; reduce-scatter and allgather run as oneshot",
+     kAllReduce | kAllGather | kReduceScatter, "as oneshot, with twice the buffer within a window (allreduce)", true},
     {AlgoId::Hier, "hier",
      "two levels: within each host, between hosts among ranks of the same local index, within each host again",
      kAllReduce | kAllGather | kReduceScatter | kBroadcast | kReduce,
@@ -155,7 +162,13 @@ Plan BuildPlanWith(AlgoId id, const CollDesc& desc, const PlanGeometry& geo) {
       if (k == CollKind::AlltoAll) return PairwiseAlltoAllPlan(desc, geo);
       break;
     case AlgoId::OneShot:
-    case AlgoId::TwoShot: break;
+      if (k == CollKind::AllReduce || k == CollKind::AllGather || k == CollKind::ReduceScatter)
+        return OneShotPlan(desc, geo);
+      break;
+    case AlgoId::TwoShot:
+      if (k == CollKind::AllReduce || k == CollKind::AllGather || k == CollKind::ReduceScatter)
+        return TwoShotPlan(desc, geo);
+      break;
   }
   return Plan();  // not served: ParseAlgoSpec never lets this happen
 }

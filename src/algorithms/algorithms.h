@@ -32,6 +32,8 @@ Plan HierAllGatherPlan(const CollDesc& desc, const PlanGeometry& geo);
 Plan HierBroadcastPlan(const CollDesc& desc, const PlanGeometry& geo);
 Plan HierReducePlan(const CollDesc& desc, const PlanGeometry& geo);
 Plan HierLeaderAllReducePlan(const CollDesc& desc, const PlanGeometry& geo);
+Plan OneShotPlan(const CollDesc& desc, const PlanGeometry& geo);  // allreduce, reduce-scatter, allgather
+Plan TwoShotPlan(const CollDesc& desc, const PlanGeometry& geo);
 
 // Largest piece a ring step may carry so that a ring of FIFOs never fills up (see ring_plans.cc).
 uint64_t RingChunkElems(const PlanGeometry& geo, size_t elemSize);

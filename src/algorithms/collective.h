@@ -30,6 +30,9 @@ struct PlanGeometry {
   int nslots = 8;
   int nchannels = 1;
   size_t directMaxBytes = 16 << 10;  // allreduce at or below: whole-buffer exchange
+  // Each half of every rank's peer-mapped window (oneshot, twoshot); 0 when the ranks cannot map each
+  // other's memory (TCP, several hosts, STRATA_WINDOW_BYTES=0).
+  size_t windowBytes = 0;
   // Host index of every rank (hosts numbered in order of their first rank), for the hierarchical
   // plans; empty when unknown, which they treat as one host.
   std::vector<int> hostOf;

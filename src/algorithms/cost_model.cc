@@ -170,7 +170,7 @@ class Model {
   // Direct algorithms over peer-mapped memory, one host only: one-shot reads every peer's whole buffer,
   // two-shot reduces one part per rank then gathers the parts.
   double oneshotCost(CollKind kind, double n) const {
-    if (multiHost() || !in_.peerMapped) return kNotApplicable;
+    if (multiHost() || !in_.peerMapped || n > static_cast<double>(in_.windowBytes)) return kNotApplicable;
     const double lat = 2 * in_.intra.latencyUs;
     switch (kind) {
       case CollKind::AllReduce: return lat + copy(n) + reduce((p_ - 1) * n);
@@ -182,6 +182,7 @@ class Model {
   double twoshotCost(CollKind kind, double n) const {
     if (multiHost() || !in_.peerMapped) return kNotApplicable;
     if (kind != CollKind::AllReduce) return oneshotCost(kind, n);
+    if (2 * n > static_cast<double>(in_.windowBytes)) return kNotApplicable;
     return 3 * in_.intra.latencyUs + copy(n) + reduce((p_ - 1) * n / p_) + copy((p_ - 1) * n / p_);
   }
 

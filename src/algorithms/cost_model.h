@@ -31,6 +31,7 @@ struct CostInputs {
   uint64_t pipelineBytes = 512 << 10;  // piece size of pipelined algorithms (slots in flight)
   uint64_t fifoBytes = 1 << 20;        // one connection's FIFO: the direct exchange needs the buffer to fit
   bool peerMapped = false;             // ranks of a host can read each other's buffers (oneshot/twoshot)
+  uint64_t windowBytes = 0;            // what one rank's window holds: larger buffers cannot go one/two-shot
 };
 
 // Estimated time in microseconds of `algorithm` (a name of the algorithm table: ring, tree, rd, rhd,

@@ -14,6 +14,8 @@ const char* StepOpName(StepOp op) {
     case StepOp::RecvCopySend: return "recvCopySend";
     case StepOp::Copy: return "copy";
     case StepOp::LocalReduce: return "localReduce";
+    case StepOp::Signal: return "signal";
+    case StepOp::WaitPeer: return "waitPeer";
   }
   return "?";
 }
@@ -21,7 +23,10 @@ const char* StepOpName(StepOp op) {
 std::string Plan::toJson() const {
   std::ostringstream os;
   os << "{\"algorithm\":\"" << algorithm << "\",\"dtype\":" << dtype << ",\"op\":" << op << ",\"divisor\":" << divisor
-     << ",\"buffers\":" << nBuffers << ",\"queues\":[";
+     << ",\"buffers\":" << nBuffers;
+  if (scratchElems) os << ",\"scratchElems\":" << scratchElems;
+  if (windowElems) os << ",\"windowElems\":" << windowElems;
+  os << ",\"queues\":[";
   for (size_t q = 0; q < queues.size(); ++q) {
     if (q) os << ',';
     os << "{\"channel\":" << queues[q].channel << ",\"steps\":[";

@@ -21,6 +21,9 @@ enum class StepOp : uint8_t {
   RecvCopySend,        // dst = in; out = in
   Copy,                // dst = src (local)
   LocalReduce,         // dst = dst (op) src (local)
+  // Peer-mapped windows (the direct one-shot and two-shot algorithms). `count` is the stage, 1-3.
+  Signal,    // raise this rank's window flag to the call's stage `count`, and wake the peers it waits on
+  WaitPeer,  // wait until rank recvPeer's window flag reaches stage `count` of this call
 };
 const char* StepOpName(StepOp op);
 
@@ -30,8 +33,10 @@ struct BufRef {
   uint64_t offset = 0;  // in elements
 };
 
-// Buffer ids of a single collective; group plans add one per operation.
-enum : uint16_t { kSendBuf = 0, kRecvBuf = 1, kScratchBuf = 2 };
+// Buffer ids of a single collective; group plans add one per operation. Id kWindowBuf + r is rank
+// r's peer-mapped window (the half this call uses), which the executor finds through the connection
+// table, so callers bind only the first three.
+enum : uint16_t { kSendBuf = 0, kRecvBuf = 1, kScratchBuf = 2, kWindowBuf = 0x8000 };
 
 struct Step {
   StepOp op = StepOp::Copy;
@@ -56,6 +61,7 @@ struct Plan {
   int divisor = 1;      // for steps with postDivide
   int nBuffers = 2;     // buffer ids used: 0 .. nBuffers-1
   uint64_t scratchElems = 0;  // elements of the communicator's scratch buffer (id kScratchBuf) it needs
+  uint64_t windowElems = 0;   // elements of every rank's window it uses (0: it uses none)
   std::vector<PlanQueue> queues;
 
   PlanQueue& addQueue(int channel) {

@@ -48,7 +48,9 @@ struct PeerInfo {
   uint32_t slotBytes, nslots, nchannels, nsocks, directMaxBytes;
   int32_t shmDisable;
   int32_t checkCalls;  // STRATA_CHECK_CALLS: must agree, since it adds a message to every call
-  int32_t timeoutMs;  // this rank's init timeout (clamped to 2^31-1): the root gives up before the first rank does
+  int32_t timeoutMs;
+  uint32_t windowBytes;  // STRATA_WINDOW_BYTES: each half of the peer-mapped window (must agree)
+  uint32_t pad3;  // this rank's init timeout (clamped to 2^31-1): the root gives up before the first rank does
   RankPlaceWire topo;  // where the rank runs (NUMA node, binding, NIC) and its link table
 };
 

@@ -44,6 +44,8 @@ CostInputs CostInputsFromGeometry(const PlanGeometry& geo) {
   in.intra = kDefaultShm;
   in.inter = kDefaultNet;
   in.fifoBytes = static_cast<uint64_t>(geo.nslots) * geo.slotBytes;
+  in.peerMapped = geo.windowBytes > 0;
+  in.windowBytes = geo.windowBytes;
   in.pipelineBytes = std::max<uint64_t>(geo.slotBytes, static_cast<uint64_t>(geo.nslots / 2) * geo.slotBytes);
   return in;
 }

@@ -73,6 +73,7 @@ Status ResolveSettings(const strataConfig_t* config, CommSettings* s) {
   s->slotBytes = ConfigBytes("STRATA_SLOT_BYTES");
   s->nslots = static_cast<int>(ConfigInt("STRATA_NSLOTS"));
   s->directMaxBytes = ConfigBytes("STRATA_DIRECT_MAX_BYTES");
+  s->windowBytes = ConfigBytes("STRATA_WINDOW_BYTES");
   s->spinUs = static_cast<int>(ConfigInt("STRATA_SPIN_US"));
   s->yieldUs = static_cast<int>(ConfigInt("STRATA_YIELD_US"));
   s->socketIfname = ConfigString("STRATA_SOCKET_IFNAME");
@@ -107,6 +108,8 @@ Status ResolveSettings(const strataConfig_t* config, CommSettings* s) {
                  strataInvalidArgument, "STRATA_SLOT_BYTES must be a power of two in 4K-4M (got %zu)", s->slotBytes);
   STRATA_REQUIRE(s->nslots >= 2 && s->nslots <= kMaxSlots, strataInvalidArgument, "STRATA_NSLOTS must be 2-%d (got %d)",
                  kMaxSlots, s->nslots);
+  STRATA_REQUIRE(s->windowBytes <= (uint64_t{1} << 30) && s->windowBytes % 64 == 0, strataInvalidArgument,
+                 "STRATA_WINDOW_BYTES must be a multiple of 64 up to 1G (got %zu)", s->windowBytes);
   // The direct algorithm's sends must fit in a FIFO (see direct_plans.cc).
   s->directMaxBytes = std::min(s->directMaxBytes, s->slotBytes * s->nslots);
   return Status::Ok();
@@ -200,6 +203,7 @@ Status Communicator::init(const UniqueIdData& id, int nranks, int rank, const Co
   me.nchannels = settings.nchannels;
   me.nsocks = settings.nsocks;
   me.directMaxBytes = static_cast<uint32_t>(settings.directMaxBytes);
+  me.windowBytes = static_cast<uint32_t>(settings.windowBytes);
   me.shmDisable = settings.shmDisable;
   me.timeoutMs = static_cast<int32_t>(std::min<int64_t>(settings.timeoutMs, INT32_MAX));
   STRATA_CHECK(DescribeRank(me.hostId, me.ip, &me.topo));
@@ -208,12 +212,12 @@ Status Communicator::init(const UniqueIdData& id, int nranks, int rank, const Co
   // (sending rank, channel). Unused FIFOs are never touched, so they cost address space only.
   if (!settings.shmDisable && nranks > 1) {
     shm_ = std::make_unique<ShmTransport>();
-    ShmLayout layout{nranks, settings.nchannels, settings.nslots, settings.slotBytes};
+    ShmLayout layout{nranks, settings.nchannels, settings.nslots, settings.slotBytes, settings.windowBytes};
     uint64_t tag = 0;
     RandomBytes(&tag, sizeof(tag));
     snprintf(me.shmName, sizeof(me.shmName), "/strata-%d-%llu-%016llx", static_cast<int>(getpid()),
              static_cast<unsigned long long>(g_commCounter++), static_cast<unsigned long long>(tag));
-    STRATA_CHECK(shm_->createOwn(me.shmName, layout, rank));
+    STRATA_CHECK(shm_->createOwn(me.shmName, layout, rank, rank));
   }
 
   std::vector<PeerInfo> all;
@@ -260,11 +264,12 @@ Status Communicator::setupConnections(const std::vector<PeerInfo>& all, uint32_t
   for (int r = 0; r < nranks_; ++r) {
     const PeerInfo& p = all[r];
     STRATA_REQUIRE(p.slotBytes == r0.slotBytes && p.nslots == r0.nslots && p.nchannels == r0.nchannels &&
-                       p.nsocks == r0.nsocks && p.shmDisable == r0.shmDisable && p.checkCalls == r0.checkCalls && p.calibrate == r0.calibrate,
+                       p.nsocks == r0.nsocks && p.shmDisable == r0.shmDisable && p.checkCalls == r0.checkCalls && p.calibrate == r0.calibrate &&
+                       p.windowBytes == r0.windowBytes,
                    strataInvalidUsage,
                    "rank %d has different transport settings than rank 0 (STRATA_SLOT_BYTES, STRATA_NSLOTS, "
-                   "STRATA_NCHANNELS, STRATA_NSOCKS_PERPEER, STRATA_SHM_DISABLE and STRATA_CHECK_CALLS must match "
-                   "on every rank)",
+                   "STRATA_NCHANNELS, STRATA_NSOCKS_PERPEER, STRATA_SHM_DISABLE, STRATA_CHECK_CALLS, STRATA_CALIBRATE and "
+                   "STRATA_WINDOW_BYTES must match on every rank)",
                    r);
   }
   const std::string myHost = all[rank_].hostId;
@@ -311,6 +316,8 @@ Status Communicator::setupConnections(const std::vector<PeerInfo>& all, uint32_t
         recv_[c][p.first] = tcp_->makeRecv(c, p.first);
       }
   }
+  // Peer-mapped windows: only when every peer is mapped over shared memory.
+  geo_.windowBytes = tcpPeers.empty() && shm_ && nranks_ > 1 ? r0.windowBytes : 0;
   int localRanks = 0;
   for (int r = 0; r < nranks_; ++r) localRanks += strcmp(all[rank_].machineId, all[r].machineId) == 0;
   cpu_set_t cpus;
@@ -325,6 +332,11 @@ Status Communicator::setupConnections(const std::vector<PeerInfo>& all, uint32_t
 SendConnection* Communicator::sendTo(int channel, int peer) {
   if (channel < 0 || channel >= static_cast<int>(send_.size()) || peer < 0 || peer >= nranks_) return nullptr;
   return send_[channel][peer].get();
+}
+
+PeerWindow* Communicator::windowOf(int rank) {
+  if (!shm_ || geo_.windowBytes == 0 || rank < 0 || rank >= nranks_) return nullptr;
+  return shm_->window(rank);
 }
 
 RecvConnection* Communicator::recvFrom(int channel, int peer) {
@@ -385,7 +397,7 @@ Status Communicator::runPlan(const Plan& plan, const void* send, void* recv) {
   const size_t scratchBytes = plan.scratchElems * DataTypeSize(plan.dtype);
   if (scratch_.size() < scratchBytes) scratch_.resize(scratchBytes);
   void* buffers[3] = {const_cast<void*>(send), recv, scratch_.data()};
-  run.start(buffers);
+  run.start(buffers, plan.windowElems ? ++windowEpoch_ : 0);
   return ExecuteRun(run, waitPolicy());
 }
 
@@ -426,7 +438,7 @@ Status Communicator::execute(const CollDesc& desc, const void* send, void* recv)
   const size_t scratchBytes = cached->plan.scratchElems * DataTypeSize(desc.dtype);
   if (scratch_.size() < scratchBytes) scratch_.resize(scratchBytes);
   void* buffers[3] = {const_cast<void*>(send), recv, scratch_.data()};
-  cached->run->start(buffers);
+  cached->run->start(buffers, cached->plan.windowElems ? ++windowEpoch_ : 0);
   lastAlgorithm_ = cached->plan.algorithm;
   return ExecuteRun(*cached->run, waitPolicy());
 }

@@ -38,6 +38,7 @@ struct CommSettings {
   size_t slotBytes = 128 << 10;
   int nslots = 8;
   size_t directMaxBytes = 16 << 10;
+  size_t windowBytes = 1 << 20;  // STRATA_WINDOW_BYTES
   int spinUs = 10;
   int yieldUs = 2000;
   bool checkCalls = false;  // STRATA_CHECK_CALLS
@@ -93,6 +94,7 @@ class Communicator : public ConnectionTable {
 
   SendConnection* sendTo(int channel, int peer) override;
   RecvConnection* recvFrom(int channel, int peer) override;
+  PeerWindow* windowOf(int rank) override;
 
  private:
   Status setupConnections(const std::vector<PeerInfo>& all, uint32_t listenIp, BootstrapClient& boot,
@@ -135,6 +137,7 @@ class Communicator : public ConnectionTable {
   std::vector<char> scratch_;
   std::map<std::tuple<int, uint64_t, int, int, int>, CachedPlan> plans_;
   uint32_t checkedCalls_ = 0;
+  uint64_t windowEpoch_ = 0;  // window-using calls so far: the same count on every rank
   std::string lastAlgorithm_;
 
   PeerMonitor monitor_;

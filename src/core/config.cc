@@ -38,6 +38,9 @@ const std::vector<KnobInfo>& AllKnobs() {
       {"STRATA_CALIBRATE", KnobType::Bool, "1",
        "1: measure link latency and bandwidth with a few small collectives when a communicator is created, for the "
        "algorithm selector's cost model; 0: use the topology's link classes (must agree on every rank)"},
+      {"STRATA_WINDOW_BYTES", KnobType::Bytes, "1M",
+       "each half of a rank's peer-mapped window in its shared-memory segment, for the oneshot and twoshot "
+       "algorithms (buffers up to this size; twoshot allreduce up to half); 0 turns them off; must agree on every rank"},
       {"STRATA_QUANT", KnobType::String, "",
        "quantize every eligible call (sum/avg of fp32, fp16, bf16): format[:block[:scale[:rounding[:seed]]]], "
        "e.g. int8:128 (docs/QUANTIZATION.md)"},

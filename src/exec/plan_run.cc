@@ -9,8 +9,9 @@ namespace strata {
 PlanRun::PlanRun(const Plan& plan, ConnectionTable* conns)
     : plan_(plan), conns_(conns), esize_(DataTypeSize(plan.dtype)) {}
 
-void PlanRun::start(void* const* buffers) {
+void PlanRun::start(void* const* buffers, uint64_t windowEpoch) {
   buffers_ = buffers;
+  windowEpoch_ = windowEpoch;
   for (QueueState& q : queues_) {
     q.step = 0;
     q.done = 0;
@@ -24,6 +25,20 @@ namespace {
 constexpr uint64_t kStreamOutputBytes = 16ull << 20;
 }  // namespace
 
+Status PlanRun::resolveWindow(int rank) {
+  if (rank >= static_cast<int>(windows_.size())) windows_.resize(rank + 1, nullptr);
+  if (windows_[rank]) return Status::Ok();
+  PeerWindow* w = conns_->windowOf(rank);
+  STRATA_REQUIRE(w, strataInternalError,
+                 "%s needs rank %d's peer-mapped window, which this rank cannot map (the direct algorithms need "
+                 "every rank on one host, over shared memory)", plan_.algorithm.c_str(), rank);
+  STRATA_REQUIRE(plan_.windowElems * esize_ <= w->halfBytes(), strataInternalError,
+                 "%s needs %llu bytes of window, rank %d's holds %zu", plan_.algorithm.c_str(),
+                 static_cast<unsigned long long>(plan_.windowElems * esize_), rank, w->halfBytes());
+  windows_[rank] = w;
+  return Status::Ok();
+}
+
 Status PlanRun::init() {
   uint64_t outputBytes = 0;
   for (const PlanQueue& q : plan_.queues)
@@ -36,6 +51,18 @@ Status PlanRun::init() {
     for (const Step& s : q.steps) {
       SendConnection* sc = nullptr;
       RecvConnection* rc = nullptr;
+      for (const BufRef* ref : {&s.src, &s.dst})
+        if (ref->buf >= kWindowBuf) STRATA_CHECK(resolveWindow(ref->buf - kWindowBuf));
+      if (s.op == StepOp::Signal || s.op == StepOp::WaitPeer) {
+        if (s.op == StepOp::WaitPeer) {
+          STRATA_CHECK(resolveWindow(s.recvPeer));
+          if (std::find(wake_.begin(), wake_.end(), windows_[s.recvPeer]) == wake_.end())
+            wake_.push_back(windows_[s.recvPeer]);
+        }
+        qs.send.push_back(nullptr);
+        qs.recv.push_back(nullptr);
+        continue;
+      }
       if (s.sendPeer >= 0) {
         sc = conns_->sendTo(q.channel, s.sendPeer);
         STRATA_REQUIRE(sc, strataInternalError, "no connection to rank %d on channel %d", s.sendPeer, q.channel);
@@ -61,6 +88,19 @@ Status PlanRun::advanceQueue(QueueState& q, bool* progressed) {
     SendConnection* out = q.send[q.step];
     RecvConnection* in = q.recv[q.step];
     const int divisor = s.postDivide ? plan_.divisor : 0;
+    if (s.op == StepOp::Signal) {
+      windows_[s.dst.buf - kWindowBuf]->raise(flagValue(s.count));
+      for (PeerWindow* w : wake_) w->wake();
+      ++q.step;
+      *progressed = true;
+      continue;
+    }
+    if (s.op == StepOp::WaitPeer) {
+      if (windows_[s.recvPeer]->flag() < flagValue(s.count)) return Status::Ok();
+      ++q.step;
+      *progressed = true;
+      continue;
+    }
     if (s.op == StepOp::Copy || s.op == StepOp::LocalReduce) {
       char* dst = at(s.dst, 0);
       const char* src = at(s.src, 0);
@@ -160,7 +200,8 @@ std::string PlanRun::blockedOn() const {
     if (q.step >= q.queue->steps.size()) continue;
     const Step& s = q.queue->steps[q.step];
     const std::string ch = " (channel " + std::to_string(q.queue->channel) + ")";
-    if (s.recvPeer >= 0) add("receive from rank " + std::to_string(s.recvPeer) + ch);
+    if (s.op == StepOp::WaitPeer) add("rank " + std::to_string(s.recvPeer) + "'s window (stage " + std::to_string(s.count) + ")");
+    else if (s.recvPeer >= 0) add("receive from rank " + std::to_string(s.recvPeer) + ch);
     else if (s.sendPeer >= 0) add("send to rank " + std::to_string(s.sendPeer) + ch);
   }
   if (out.empty() && !flushed_) {

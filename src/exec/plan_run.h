@@ -23,8 +23,10 @@ class PlanRun {
   // started again for every call that uses the plan.
   Status init();
   // Binds the buffers (plan.nBuffers base pointers: send, recv, scratch, ...) and rewinds to the
-  // first step. The buffers must stay valid until done().
-  void start(void* const* buffers);
+  // first step. The buffers must stay valid until done(). A plan that uses windows needs the
+  // call's window epoch: 1, 2, 3, ... for the communicator's successive window-using calls, the
+  // same sequence on every rank (it picks the half and the flag values).
+  void start(void* const* buffers, uint64_t windowEpoch = 0);
   // Does every piece of work that is ready; sets *progressed when anything moved.
   Status advance(bool* progressed);
   // All steps done and every send has left this rank.
@@ -46,8 +48,13 @@ class PlanRun {
   };
   Status advanceQueue(QueueState& q, bool* progressed);
   char* at(const BufRef& ref, uint64_t elem) const {
-    return static_cast<char*>(buffers_[ref.buf]) + (ref.offset + elem) * esize_;
+    char* base = ref.buf >= kWindowBuf ? windows_[ref.buf - kWindowBuf]->half(static_cast<int>(windowEpoch_ & 1))
+                                       : static_cast<char*>(buffers_[ref.buf]);
+    return base + (ref.offset + elem) * esize_;
   }
+  Status resolveWindow(int rank);
+  // Window flags: every call owns four values, one per stage.
+  uint64_t flagValue(uint64_t stage) const { return windowEpoch_ * 4 + stage; }
 
   const Plan& plan_;
   void* const* buffers_ = nullptr;
@@ -56,6 +63,9 @@ class PlanRun {
   std::vector<QueueState> queues_;
   std::vector<SendConnection*> sendConns_;  // distinct, for progress and flush
   std::vector<RecvConnection*> recvConns_;
+  std::vector<PeerWindow*> windows_;  // by rank; those the plan names
+  std::vector<PeerWindow*> wake_;     // owners of the windows it waits on: woken by its signals
+  uint64_t windowEpoch_ = 0;
   // The output is too large to stay in cache: write it with streaming stores (see HostCopyStreaming).
   bool streamOutput_ = false;
   bool finished_ = false;

@@ -80,12 +80,30 @@ class RecvConnection {
   int peer_;
 };
 
+// A rank's peer-mapped window: memory every rank of its host maps, for the direct (one-shot and
+// two-shot) algorithms, which read their peers' data in place. Two halves, so that consecutive calls
+// use different memory; a flag only its owner raises says how far the owner has got.
+class PeerWindow {
+ public:
+  virtual ~PeerWindow() = default;
+  virtual char* half(int h) = 0;  // h: 0 or 1
+  virtual size_t halfBytes() const = 0;
+  virtual uint64_t flag() const = 0;  // acquire: what the owner wrote before raising it is visible
+  virtual void raise(uint64_t value) = 0;  // owner only; release
+  virtual void wake() = 0;  // rings the owner's doorbell, after raising our own flag
+};
+
 // How the executor finds connections: per channel and peer.
 class ConnectionTable {
  public:
   virtual ~ConnectionTable() = default;
   virtual SendConnection* sendTo(int channel, int peer) = 0;
   virtual RecvConnection* recvFrom(int channel, int peer) = 0;
+  // The window of `rank` (this rank's own included), or nullptr when it cannot be mapped here.
+  virtual PeerWindow* windowOf(int rank) {
+    (void)rank;
+    return nullptr;
+  }
 };
 
 }  // namespace strata

@@ -4,6 +4,8 @@
 // strataCommGetLastAlgorithm reports.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -32,6 +34,8 @@ const Forced kForced[] = {
     {"hier", {kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce}},
     {"hier_leader", {kAllReduce}},
     {"pairwise", {kAlltoAll}},
+    {"oneshot", {kAllReduce, kAllGather, kReduceScatter}},
+    {"twoshot", {kAllReduce, kAllGather, kReduceScatter}},
 };
 const size_t kCounts[] = {0, 1, 7, 1000, 300001};  // the last is over one FIFO (1 MiB of float)
 
@@ -57,15 +61,27 @@ double Want(Coll c, int n, int r, int root, size_t count, size_t i, bool avg) {
 
 // The name the plan reports: hierarchical plans fall back to the flat ones on one host, direct to the
 // ring above one FIFO, and one rank runs a local copy.
-std::string WantName(const std::string& forced, Coll c, size_t count, bool twoHosts) {
+// One- and two-shot need peer-mapped windows (shared memory among all ranks; 1 MiB by default) that hold
+// the input (and, for two-shot allreduce, the reduced parts), else direct or ring run.
+std::string WantName(const std::string& forced, Coll c, size_t count, bool twoHosts, bool tcp, int n) {
+  const size_t fifoBytes = (size_t{128} << 10) * 8, windowBytes = size_t{1} << 20;
   if ((forced == "hier" || forced == "hier_leader") && !twoHosts)
     return c == kBroadcast || c == kReduce ? "chain" : "ring";
-  if (forced == "direct" && count * sizeof(float) > (size_t{128} << 10) * 8) return "ring";
+  if (forced == "direct" && count * sizeof(float) > fifoBytes) return "ring";
+  if (forced == "oneshot" || forced == "twoshot") {
+    // Reduce-scatter publishes all n blocks, allgather and allreduce their own buffer.
+    size_t need = (c == kReduceScatter ? count * n : count) * sizeof(float);
+    if (forced == "twoshot" && c == kAllReduce) need *= 2;
+    if (twoHosts || tcp || need > windowBytes) {
+      if (c != kAllReduce) return "ring";
+      return count * sizeof(float) <= fifoBytes ? "direct" : "ring";
+    }
+  }
   return forced;
 }
 
 std::string RunOne(strataComm_t comm, int r, int n, Coll c, size_t count, bool avg, const std::string& forced,
-                   bool twoHosts) {
+                   bool twoHosts, bool tcp) {
   const int root = 1;
   const strataRedOp_t op = avg ? strataAvg : strataSum;
   const size_t sendN = c == kReduceScatter || c == kAlltoAll ? count * n : count;
@@ -87,7 +103,7 @@ std::string RunOne(strataComm_t comm, int r, int n, Coll c, size_t count, bool a
   if (rc != strataSuccess) return what + ": " + strataGetLastError(comm);
   const char* ran = nullptr;
   if (strataCommGetLastAlgorithm(comm, &ran) != strataSuccess) return what + ": no algorithm name";
-  const std::string want = WantName(forced, c, count, twoHosts);
+  const std::string want = WantName(forced, c, count, twoHosts, tcp, n);
   if (ran != want) return what + ": ran " + ran + ", expected " + want;
   if (c == kReduce && r != root) return "";
   for (size_t i = 0; i < recvN; ++i) {
@@ -121,7 +137,7 @@ void RunAll(bool tcp, int nodes) {
         for (size_t count : kCounts)
           for (bool avg : {false, true}) {
             if (avg && (c == kBroadcast || c == kAllGather || c == kAlltoAll)) continue;
-            if (err.empty()) err = RunOne(sub, r, n, c, count, avg, f.name, nodes == 2);
+            if (err.empty()) err = RunOne(sub, r, n, c, count, avg, f.name, nodes == 2, tcp);
           }
         if (strataCommDestroy(sub) != strataSuccess && err.empty()) err = spec + ": destroy failed";
         if (!err.empty()) return err;
@@ -135,6 +151,54 @@ void RunAll(bool tcp, int nodes) {
 TEST(ForcedAlgorithms, SharedMemory) { RunAll(false, 1); }
 TEST(ForcedAlgorithms, Tcp) { RunAll(true, 1); }
 TEST(ForcedAlgorithms, TwoHosts) { RunAll(false, 2); }
+
+// Peer-mapped windows are reused call after call (two halves in turn): hundreds of back-to-back one-
+// and two-shot calls with inputs that change every call must never read a peer's next or previous
+// call's data. Ranks run at different speeds (rank 0 sleeps now and then) to shake the timing.
+TEST(ForcedAlgorithms, WindowsReusedCallAfterCall) {
+  MpOptions o;
+  o.nranks = 4;
+  o.timeoutSec = 120;
+  MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
+    strataConfig_t cfg = STRATA_CONFIG_INITIALIZER;
+    cfg.algorithm = "allreduce:twoshot;allgather:oneshot;reducescatter:oneshot";
+    strataComm_t sub = nullptr;
+    if (strataCommSplit(comm, 0, r, &sub, &cfg) != strataSuccess) return std::string("split: ") + strataGetLastError(comm);
+    std::string err;
+    const size_t count = 1001;
+    std::vector<float> send(count * n), recv(count * n);
+    for (int call = 0; call < 600 && err.empty(); ++call) {
+      if (r == 0 && call % 97 == 0) usleep(2000);
+      const Coll c = call % 3 == 0 ? kAllReduce : call % 3 == 1 ? kAllGather : kReduceScatter;
+      const size_t sendN = c == kReduceScatter ? count * n : count;
+      for (size_t i = 0; i < sendN; ++i) send[i] = static_cast<float>((r + 1) * 1000 + call * 7 + static_cast<int>(i % 5));
+      strataResult_t rc;
+      if (c == kAllReduce) rc = strataAllReduce(send.data(), recv.data(), count, strataFloat32, strataSum, sub, nullptr);
+      else if (c == kAllGather) rc = strataAllGather(send.data(), recv.data(), count, strataFloat32, sub, nullptr);
+      else rc = strataReduceScatter(send.data(), recv.data(), count, strataFloat32, strataSum, sub, nullptr);
+      if (rc != strataSuccess) {
+        err = "call " + std::to_string(call) + ": " + strataGetLastError(sub);
+        break;
+      }
+      const size_t recvN = c == kAllGather ? count * n : count;
+      for (size_t i = 0; i < recvN && err.empty(); ++i) {
+        double want = 0;
+        if (c == kAllGather) {
+          want = (static_cast<int>(i / count) + 1) * 1000 + call * 7 + static_cast<int>((i % count) % 5);
+        } else {
+          const size_t idx = c == kReduceScatter ? r * count + i : i;
+          for (int q = 0; q < n; ++q) want += (q + 1) * 1000 + call * 7 + static_cast<int>(idx % 5);
+        }
+        if (recv[i] != want)
+          err = "call " + std::to_string(call) + " (" + kCollKeys[c] + "): element " + std::to_string(i) + " is " +
+                std::to_string(recv[i]) + ", expected " + std::to_string(want);
+      }
+    }
+    if (strataCommDestroy(sub) != strataSuccess && err.empty()) err = "destroy failed";
+    return err;
+  });
+  EXPECT_TRUE(res.ok()) << res.summary();
+}
 
 // A forced algorithm that does not serve the collective is refused when the communicator is made,
 // before any connection, with the reason.

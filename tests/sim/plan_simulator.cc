@@ -46,7 +46,23 @@ class MemRecv : public RecvConnection {
   MemFifo* f_;
 };
 
-// All FIFOs of the simulated job; each rank sees its own ends.
+// A rank's peer-mapped window in memory; nothing sleeps in the simulator, so waking is a no-op.
+class SimWindow : public PeerWindow {
+ public:
+  explicit SimWindow(size_t halfBytes) : mem_(2 * halfBytes), half_(halfBytes) {}
+  char* half(int h) override { return mem_.data() + (h & 1) * half_; }
+  size_t halfBytes() const override { return half_; }
+  uint64_t flag() const override { return flag_; }
+  void raise(uint64_t value) override { flag_ = value; }
+  void wake() override {}
+
+ private:
+  std::vector<char> mem_;
+  size_t half_;
+  uint64_t flag_ = 0;
+};
+
+// All FIFOs and windows of the simulated job; each rank sees its own ends.
 class SimNetwork {
  public:
   SimNetwork(int nranks, const PlanGeometry& geo) : nranks_(nranks), geo_(geo) {}
@@ -62,6 +78,7 @@ class SimNetwork {
       Link* l = net_->link(peer, rank_, channel);
       return l ? l->recv.get() : nullptr;
     }
+    PeerWindow* windowOf(int rank) override { return net_->window(rank); }
 
    private:
     SimNetwork* net_;
@@ -80,6 +97,12 @@ class SimNetwork {
     std::unique_ptr<MemSend> send;
     std::unique_ptr<MemRecv> recv;
   };
+  PeerWindow* window(int rank) {
+    if (geo_.windowBytes == 0 || rank < 0 || rank >= nranks_) return nullptr;
+    if (windows_.empty())
+      for (int r = 0; r < nranks_; ++r) windows_.push_back(std::make_unique<SimWindow>(geo_.windowBytes));
+    return windows_[rank].get();
+  }
   Link* link(int from, int to, int channel) {
     if (from == to || from < 0 || to < 0 || from >= nranks_ || to >= nranks_ || channel < 0 ||
         channel >= geo_.nchannels)
@@ -96,6 +119,7 @@ class SimNetwork {
   PlanGeometry geo_;
   std::map<std::tuple<int, int, int>, Link> links_;
   std::vector<std::unique_ptr<View>> views_;
+  std::vector<std::unique_ptr<SimWindow>> windows_;
 };
 
 }  // namespace
@@ -108,7 +132,7 @@ Status SimulatePlans(const std::vector<Plan>& plans, const std::vector<std::vect
   for (int r = 0; r < n; ++r) {
     runs.push_back(std::make_unique<PlanRun>(plans[r], net.view(r)));
     STRATA_CHECK(runs[r]->init());
-    runs[r]->start(bindings[r].data());
+    runs[r]->start(bindings[r].data(), 1);  // one call: the first window epoch
   }
   for (;;) {
     bool any = false, all = true;

@@ -6,18 +6,54 @@
 
 namespace strata {
 
-Status ShmTransport::createOwn(const std::string& name, const ShmLayout& layout, int myLocal) {
+// A window inside a mapped segment: the halves after the header, the flag in the header.
+class ShmTransport::Window : public PeerWindow {
+ public:
+  Window(const ShmSegment& seg, const ShmLayout& layout)
+      : base_(static_cast<char*>(seg.base()) + layout.windowOffset()),
+        bytes_(layout.windowBytes),
+        flag_(reinterpret_cast<std::atomic<uint64_t>*>(static_cast<char*>(seg.base()) + ShmLayout::kWindowFlagOffset)),
+        bell_(static_cast<Doorbell*>(seg.base())) {}
+  char* half(int h) override { return base_ + (h & 1) * bytes_; }
+  size_t halfBytes() const override { return bytes_; }
+  uint64_t flag() const override { return flag_->load(std::memory_order_acquire); }
+  void raise(uint64_t value) override { flag_->store(value, std::memory_order_release); }
+  void wake() override { bell_->ring(); }
+
+ private:
+  char* base_;
+  size_t bytes_;
+  std::atomic<uint64_t>* flag_;
+  Doorbell* bell_;
+};
+
+static_assert(sizeof(Doorbell) <= ShmLayout::kWindowFlagOffset, "the window flag follows the doorbell");
+
+ShmTransport::ShmTransport() = default;
+ShmTransport::~ShmTransport() = default;
+
+Status ShmTransport::createOwn(const std::string& name, const ShmLayout& layout, int myLocal, int myRank) {
   layout_ = layout;
   myLocal_ = myLocal;
+  myRank_ = myRank;
   STRATA_CHECK(own_.create(name, layout.totalBytes()));
+  if (layout.windowBytes) ownWindow_ = std::make_unique<Window>(own_, layout_);
   return Status::Ok();
 }
 
 Status ShmTransport::attachPeer(int peerRank, int peerLocal, const std::string& name) {
   auto seg = std::make_unique<ShmSegment>();
   STRATA_CHECK(seg->open(name, layout_.totalBytes()));
-  peers_.push_back(Peer{peerRank, peerLocal, std::move(seg)});
+  std::unique_ptr<Window> window;
+  if (layout_.windowBytes) window = std::make_unique<Window>(*seg, layout_);
+  peers_.push_back(Peer{peerRank, peerLocal, std::move(seg), std::move(window)});
   return Status::Ok();
+}
+
+PeerWindow* ShmTransport::window(int rank) {
+  if (rank == myRank_) return ownWindow_.get();
+  const Peer* p = find(rank);
+  return p ? p->window.get() : nullptr;
 }
 
 SlotFifo ShmTransport::fifoIn(const ShmSegment& s, int senderLocal, int channel) const {

@@ -18,18 +18,26 @@ struct ShmLayout {
   int nchannels = 1;
   int nslots = 8;
   size_t slotBytes = 128 << 10;
+  size_t windowBytes = 0;  // each half of the peer-mapped window; 0: none
 
+  // The header holds the doorbell and, at kWindowFlagOffset, the window's flag.
+  static constexpr size_t kWindowFlagOffset = 128;
   size_t headerBytes() const { return 4096; }
+  size_t windowOffset() const { return headerBytes(); }
   size_t fifoBytes() const { return SlotFifo::BytesFor(nslots, slotBytes); }
-  size_t totalBytes() const { return headerBytes() + static_cast<size_t>(nLocal) * nchannels * fifoBytes(); }
+  size_t totalBytes() const {
+    return headerBytes() + 2 * windowBytes + static_cast<size_t>(nLocal) * nchannels * fifoBytes();
+  }
   size_t fifoOffset(int senderLocal, int channel) const {
-    return headerBytes() + (static_cast<size_t>(senderLocal) * nchannels + channel) * fifoBytes();
+    return headerBytes() + 2 * windowBytes + (static_cast<size_t>(senderLocal) * nchannels + channel) * fifoBytes();
   }
 };
 
 class ShmTransport {
  public:
-  Status createOwn(const std::string& name, const ShmLayout& layout, int myLocal);
+  ShmTransport();
+  ~ShmTransport();
+  Status createOwn(const std::string& name, const ShmLayout& layout, int myLocal, int myRank);
   Status attachPeer(int peerRank, int peerLocal, const std::string& name);
   void unlinkOwn() { own_.unlink(); }
 
@@ -40,12 +48,16 @@ class ShmTransport {
   std::unique_ptr<SendConnection> makeSend(int channel, int peerRank);
   std::unique_ptr<RecvConnection> makeRecv(int channel, int peerRank);
   Doorbell* ownBell() const { return BellOf(own_); }
+  // The peer-mapped window of `rank` (this rank or an attached peer); nullptr without one.
+  PeerWindow* window(int rank);
 
  private:
+  class Window;
   struct Peer {
     int rank;
     int local;
     std::unique_ptr<ShmSegment> seg;
+    std::unique_ptr<Window> window;
   };
   static Doorbell* BellOf(const ShmSegment& s) { return static_cast<Doorbell*>(s.base()); }
   SlotFifo fifoIn(const ShmSegment& s, int senderLocal, int channel) const;
@@ -54,6 +66,8 @@ class ShmTransport {
   ShmLayout layout_;
   int myLocal_ = 0;
   ShmSegment own_;
+  int myRank_ = -1;
+  std::unique_ptr<Window> ownWindow_;
   std::vector<Peer> peers_;
 };
 

@@ -70,8 +70,8 @@ TEST(AlgoSpec, Errors) {
   EXPECT_NE(Error(":ring").find("unknown collective ''"), std::string::npos);
   EXPECT_NE(Error("allreduce:ring:tree").find("more than one ':'"), std::string::npos);
   EXPECT_NE(Error("gather:ring").find("unknown collective 'gather'"), std::string::npos);
-  EXPECT_NE(Error("oneshot").find("not implemented yet"), std::string::npos);
-  EXPECT_NE(Error("allreduce:twoshot").find("not implemented yet"), std::string::npos);
+  EXPECT_NE(Error("oneshot;allreduce:twoshot;ring").find("two bare algorithm names"), std::string::npos);
+  EXPECT_NE(Error("broadcast:oneshot").find("does not serve broadcast"), std::string::npos);
   EXPECT_NE(Error("alltoall:ring").find("does not serve alltoall"), std::string::npos);
   EXPECT_NE(Error(std::string("ri\x01ng", 5)).find("'ri\\x01ng'"), std::string::npos);
   EXPECT_NE(Error(std::string(500, 'x')).find("..."), std::string::npos);

@@ -48,7 +48,17 @@ std::vector<uint64_t> Counts(int n, uint64_t chunk) { return {0, 1, 7, static_ca
 // What runs when `id` is forced and the shape does not fit it (see the table's constraints).
 std::string ExpectedName(AlgoId id, const CollDesc& d, const PlanGeometry& g) {
   if (g.nranks == 1) return "local";
-  if (id == AlgoId::Direct && d.count * DataTypeSize(d.dtype) > g.slotBytes * g.nslots) return "ring";
+  const uint64_t es = DataTypeSize(d.dtype);
+  if (id == AlgoId::Direct && d.count * es > g.slotBytes * g.nslots) return "ring";
+  if (id == AlgoId::OneShot || id == AlgoId::TwoShot) {
+    // The window holds the input (reduce-scatter: all n blocks); two-shot allreduce also the reduced parts.
+    uint64_t need = d.kind == CollKind::ReduceScatter ? d.count * g.nranks : d.count;
+    if (id == AlgoId::TwoShot && d.kind == CollKind::AllReduce) need *= 2;
+    if (need * es > g.windowBytes) {
+      if (d.kind != CollKind::AllReduce) return "ring";
+      return d.count * es <= g.slotBytes * g.nslots ? "direct" : "ring";
+    }
+  }
   return GetAlgoInfo(id).name;
 }
 

@@ -99,10 +99,18 @@ TEST(CostModel, ShapesAnAlgorithmCannotServeAreRejected) {
 TEST(CostModel, OneshotWinsSmallAllReduceOnOneHostWithPeerMapping) {
   CostInputs in = OneHost(4);
   in.peerMapped = true;
+  in.windowBytes = 1 << 20;
   in.reduceGBs = 10.0;
   in.copyGBs = 10.0;
   EXPECT_EQ(ChooseCheapest({"ring", "rd", "rhd", "tree", "oneshot", "twoshot"}, CollKind::AllReduce, 4096, in).algorithm,
             "oneshot");
+  // Neither fits a buffer larger than the window (two-shot needs twice the buffer).
+  EXPECT_LT(EstimateUs("oneshot", CollKind::AllReduce, 2 << 20, in), 0);
+  EXPECT_GT(EstimateUs("oneshot", CollKind::AllReduce, 1 << 20, in), 0);
+  EXPECT_LT(EstimateUs("twoshot", CollKind::AllReduce, 1 << 20, in), 0);
+  EXPECT_GT(EstimateUs("twoshot", CollKind::AllReduce, 512 << 10, in), 0);
+  in.peerMapped = false;
+  EXPECT_LT(EstimateUs("oneshot", CollKind::AllReduce, 4096, in), 0);
 }
 
 }  // namespace

@@ -119,6 +119,7 @@ inline PlanGeometry TinyGeometry(int n, int channels) {
   g.nslots = 4;
   g.nchannels = channels;
   g.directMaxBytes = 64;
+  g.windowBytes = 4096;  // oneshot/twoshot: small counts fit, the largest of each case falls back
   return g;
 }
 

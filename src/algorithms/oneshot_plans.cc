@@ -1,0 +1,108 @@
+// Direct algorithms over peer-mapped windows, for ranks of one host over shared memory (PlanGeometry::
+// windowBytes > 0). Every rank copies its input into its own window and raises its flag; once every
+// peer's flag is up it reads the peers' windows in place:
+// - one-shot: every rank reduces all windows (allreduce; its own block for reduce-scatter) or copies
+//   every window (allgather);
+// - two-shot allreduce: each rank reduces one part of all windows into the result area of its own
+//   window and raises its flag again; then every rank copies every part.
+// Reductions run in rank order, so every rank computes bit-identical results. Consecutive calls use
+// the two halves of each window in turn: a rank rewrites a half only after every peer has signalled
+// the following call, by which time they have finished reading it. A buffer larger than the window
+// runs the FIFO algorithms instead (direct or ring for allreduce, ring otherwise).
+#include <algorithm>
+
+#include "algorithms/algorithms.h"
+#include "algorithms/plan_builder.h"
+#include "exec/host_reduce.h"
+
+namespace strata {
+
+namespace {
+
+BufRef Win(int rank, uint64_t offset) { return Ref(static_cast<uint16_t>(kWindowBuf + rank), offset); }
+
+bool FitsWindow(const PlanGeometry& geo, uint64_t elems, strataDataType_t dtype) {
+  return geo.windowBytes > 0 && elems * DataTypeSize(dtype) <= geo.windowBytes;
+}
+
+// Raises this rank's flag to `stage` and waits for every peer's.
+void SignalAndWait(PlanQueue& q, int n, int r, uint64_t stage) {
+  Emit(q, StepOp::Signal, -1, -1, {}, Win(r, 0), stage);
+  for (int i = 1; i < n; ++i) Emit(q, StepOp::WaitPeer, Mod(r + i, n), -1, {}, {}, stage);
+}
+
+// dst = the reduction, in rank order, of `count` elements at `offset` of every rank's window.
+void ReduceWindows(PlanQueue& q, int n, uint64_t offset, BufRef dst, uint64_t count) {
+  Emit(q, StepOp::Copy, -1, -1, Win(0, offset), dst, count);
+  for (int p = 1; p < n; ++p) Emit(q, StepOp::LocalReduce, -1, -1, Win(p, offset), dst, count, p == n - 1);
+}
+
+Plan FallbackPlan(const CollDesc& desc, const PlanGeometry& geo) {
+  if (desc.kind == CollKind::AllReduce) {
+    if (desc.count * DataTypeSize(desc.dtype) <= geo.slotBytes * geo.nslots) return DirectAllReducePlan(desc, geo);
+    return RingAllReducePlan(desc, geo);
+  }
+  if (desc.kind == CollKind::ReduceScatter) return RingReduceScatterPlan(desc, geo);
+  return RingAllGatherPlan(desc, geo);
+}
+
+// The elements of part `i` of `count` split into `n` parts: the first count % n get one more.
+void PartOf(uint64_t count, int n, int i, uint64_t* offset, uint64_t* len) {
+  const uint64_t base = count / n, extra = count % n;
+  *offset = i * base + std::min<uint64_t>(i, extra);
+  *len = base + (static_cast<uint64_t>(i) < extra ? 1 : 0);
+}
+
+}  // namespace
+
+Plan OneShotPlan(const CollDesc& desc, const PlanGeometry& geo) {
+  const int n = geo.nranks, r = geo.rank;
+  const uint64_t c = desc.count;
+  const uint64_t published = desc.kind == CollKind::ReduceScatter ? c * n : c;
+  if (n == 1) return SingleRankPlan(desc, geo, c);
+  if (!FitsWindow(geo, published, desc.dtype)) return FallbackPlan(desc, geo);
+  Plan plan = NewPlan("oneshot", desc, geo);
+  if (c == 0) return plan;
+  plan.windowElems = published;
+  PlanQueue& q = plan.addQueue(0);
+  Emit(q, StepOp::Copy, -1, -1, Ref(kSendBuf, 0), Win(r, 0), published);
+  SignalAndWait(q, n, r, 1);
+  switch (desc.kind) {
+    case CollKind::AllReduce: ReduceWindows(q, n, 0, Ref(kRecvBuf, 0), c); break;
+    case CollKind::ReduceScatter: ReduceWindows(q, n, r * c, Ref(kRecvBuf, 0), c); break;
+    default:  // allgather
+      for (int p = 0; p < n; ++p) Emit(q, StepOp::Copy, -1, -1, Win(p, 0), Ref(kRecvBuf, p * c), c);
+      break;
+  }
+  return plan;
+}
+
+Plan TwoShotPlan(const CollDesc& desc, const PlanGeometry& geo) {
+  // Reduce-scatter and allgather are one-shot's: each rank already reads only what it needs.
+  if (desc.kind != CollKind::AllReduce) {
+    Plan plan = OneShotPlan(desc, geo);
+    if (plan.algorithm == "oneshot") plan.algorithm = "twoshot";
+    return plan;
+  }
+  const int n = geo.nranks, r = geo.rank;
+  const uint64_t c = desc.count;
+  if (n == 1) return SingleRankPlan(desc, geo, c);
+  if (!FitsWindow(geo, 2 * c, desc.dtype)) return FallbackPlan(desc, geo);
+  Plan plan = NewPlan("twoshot", desc, geo);
+  if (c == 0) return plan;
+  plan.windowElems = 2 * c;  // the inputs, then the reduced parts
+  PlanQueue& q = plan.addQueue(0);
+  Emit(q, StepOp::Copy, -1, -1, Ref(kSendBuf, 0), Win(r, 0), c);
+  SignalAndWait(q, n, r, 1);
+  uint64_t off = 0, len = 0;
+  PartOf(c, n, r, &off, &len);
+  ReduceWindows(q, n, off, Win(r, c + off), len);
+  SignalAndWait(q, n, r, 2);
+  for (int p = 0; p < n; ++p) {
+    PartOf(c, n, p, &off, &len);
+    Emit(q, StepOp::Copy, -1, -1, Win(p, c + off), Ref(kRecvBuf, off), len);
+  }
+  return plan;
+}
+
+}  // namespace strata
