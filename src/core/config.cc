@@ -97,17 +97,24 @@ bool ConfigBool(const char* name) {
 }
 
 bool ParseBytes(const std::string& text, uint64_t* out) {
-  if (text.empty()) return false;
-  char* end = nullptr;
-  unsigned long long x = strtoull(text.c_str(), &end, 10);
-  if (end == text.c_str()) return false;
-  uint64_t mult = 1;
-  if (*end == 'K' || *end == 'k') mult = 1ull << 10, ++end;
-  else if (*end == 'M' || *end == 'm') mult = 1ull << 20, ++end;
-  else if (*end == 'G' || *end == 'g') mult = 1ull << 30, ++end;
-  if (*end == 'B' || *end == 'b') ++end;
-  if (*end != '\0') return false;
-  *out = x * mult;
+  // Digits only (strtoull would take a sign, spaces and wrap "-1" to 2^64-1), and no overflow.
+  size_t i = 0;
+  uint64_t x = 0;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+    const uint64_t digit = static_cast<uint64_t>(text[i] - '0');
+    if (x > (UINT64_MAX - digit) / 10) return false;
+    x = x * 10 + digit;
+    ++i;
+  }
+  if (i == 0) return false;
+  int shift = 0;
+  if (i < text.size() && (text[i] == 'K' || text[i] == 'k')) shift = 10, ++i;
+  else if (i < text.size() && (text[i] == 'M' || text[i] == 'm')) shift = 20, ++i;
+  else if (i < text.size() && (text[i] == 'G' || text[i] == 'g')) shift = 30, ++i;
+  if (i < text.size() && (text[i] == 'B' || text[i] == 'b')) ++i;
+  if (i != text.size()) return false;
+  if (shift > 0 && x > (UINT64_MAX >> shift)) return false;
+  *out = x << shift;
   return true;
 }
 
