@@ -104,6 +104,9 @@ void ExpectEveryCommCallFails(strataComm_t c, strataResult_t code, const std::ve
   EXPECT_FAILS(strataCommCount(c, &n), code, words);
   EXPECT_FAILS(strataCommUserRank(c, &n), code, words);
   EXPECT_FAILS(strataCommGetAsyncError(c, &async), code, words);
+  const char* name = nullptr;
+  EXPECT_FAILS(strataCommGetLastAlgorithm(c, &name), code, words);
+  EXPECT_EQ(name, nullptr);
 }
 
 // ---- the communicator itself ----
@@ -383,6 +386,14 @@ TEST(BadInit, FromEnvironment) {
     std::memset(&garbage, 0x5a, sizeof(garbage));
     CHILD_EXPECT_FAILS(errs, strataCommInitFromEnv(&c, &garbage), strataInvalidArgument, "STRATA_CONFIG_INITIALIZER");
     if (c != nullptr) errs += "a failed strataCommInitFromEnv left a communicator\n";
+    // A malformed STRATA_ALGO fails init with the reason.
+    strataUniqueId id;
+    if (strataGetUniqueId(&id) != strataSuccess) return errs + "strataGetUniqueId: " + strataGetLastError(nullptr);
+    setenv("STRATA_ALGO", "broadcast:rabbit", 1);
+    CHILD_EXPECT_FAILS(errs, strataCommInitRank(&c, 1, id, 0), strataInvalidArgument, "STRATA_ALGO",
+                       "unknown algorithm 'rabbit'");
+    unsetenv("STRATA_ALGO");
+    if (c != nullptr) errs += "a failed strataCommInitRank left a communicator\n";
     return errs;
   });
   EXPECT_TRUE(r.ok()) << r.summary();
@@ -403,7 +414,59 @@ TEST(BadQuery, NullOutputPointers) {
   EXPECT_FAILS(strataCommCount(c, nullptr), strataInvalidArgument, "count", "NULL");
   EXPECT_FAILS(strataCommUserRank(c, nullptr), strataInvalidArgument, "rank", "NULL");
   EXPECT_FAILS(strataCommGetAsyncError(c, nullptr), strataInvalidArgument, "asyncError", "NULL");
+  EXPECT_FAILS(strataCommGetLastAlgorithm(c, nullptr), strataInvalidArgument, "name", "NULL");
   EXPECT_EQ(strataCommDestroy(c), strataSuccess);
+}
+
+// ---- forced algorithms (the config field and STRATA_ALGO) ----
+
+TEST(BadInit, ConfigAlgorithm) {
+  strataUniqueId id;
+  ASSERT_EQ(strataGetUniqueId(&id), strataSuccess) << strataGetLastError(nullptr);
+  strataComm_t c = nullptr;
+  strataConfig_t cfg = STRATA_CONFIG_INITIALIZER;
+  cfg.algorithm = "allreduce:ringg";
+  EXPECT_FAILS(strataCommInitRankConfig(&c, 1, id, 0, &cfg), strataInvalidArgument, "unknown algorithm 'ringg'");
+  cfg.algorithm = "allgather:tree";
+  EXPECT_FAILS(strataCommInitRankConfig(&c, 1, id, 0, &cfg), strataInvalidArgument, "'tree'", "allgather");
+  cfg.algorithm = "allreduce:ring;allreduce:tree";
+  EXPECT_FAILS(strataCommInitRankConfig(&c, 1, id, 0, &cfg), strataInvalidArgument, "allreduce is named twice");
+  EXPECT_EQ(c, nullptr);
+}
+
+TEST_F(OneRankComm, SplitWithBadAlgorithm) {
+  strataComm_t sub = nullptr;
+  strataConfig_t cfg = STRATA_CONFIG_INITIALIZER;
+  cfg.algorithm = "sideways";
+  EXPECT_FAILS(strataCommSplit(comm_, 0, 0, &sub, &cfg), strataInvalidArgument, "unknown algorithm 'sideways'");
+  EXPECT_EQ(sub, nullptr);
+}
+
+// ---- quantization options ----
+
+TEST(BadQuant, OptionsParse) {
+  strataQuantOptions_t o = STRATA_QUANT_OPTIONS_INITIALIZER;
+  EXPECT_FAILS(strataQuantOptionsParse(nullptr, &o), strataInvalidArgument, "spec", "NULL");
+  EXPECT_FAILS(strataQuantOptionsParse("int8", nullptr), strataInvalidArgument, "options", "NULL");
+  strataQuantOptions_t raw;
+  std::memset(&raw, 0x5a, sizeof(raw));
+  EXPECT_FAILS(strataQuantOptionsParse("int8", &raw), strataInvalidArgument, "STRATA_QUANT_OPTIONS_INITIALIZER");
+  strataQuantOptions_t small = STRATA_QUANT_OPTIONS_INITIALIZER;
+  small.size = 8;
+  EXPECT_FAILS(strataQuantOptionsParse("int8", &small), strataInvalidArgument, "STRATA_QUANT_OPTIONS_INITIALIZER");
+
+  // A malformed spec leaves the options exactly as they were.
+  ASSERT_EQ(strataQuantOptionsParse("int4:64:fp16", &o), strataSuccess) << strataGetLastError(nullptr);
+  strataQuantOptions_t before;
+  std::memcpy(&before, &o, sizeof(o));
+  EXPECT_FAILS(strataQuantOptionsParse("int9", &o), strataInvalidArgument, "unknown format 'int9'");
+  EXPECT_FAILS(strataQuantOptionsParse("int8:48", &o), strataInvalidArgument, "block size '48'");
+  EXPECT_FAILS(strataQuantOptionsParse("", &o), strataInvalidArgument, "empty");
+  EXPECT_FAILS(strataQuantOptionsParse("int8::fp16", &o), strataInvalidArgument, "field 2 is empty");
+  // Far longer than any spec: refused, not read past its end.
+  const std::string longSpec = "int8:128:fp32:stochastic:" + std::string(10000, '7');
+  EXPECT_FAILS(strataQuantOptionsParse(longSpec.c_str(), &o), strataInvalidArgument, "longer than any valid spec");
+  EXPECT_EQ(std::memcmp(&before, &o, sizeof(o)), 0) << "a failed parse changed the options";
 }
 
 TEST(ErrorStrings, EveryCodeHasOne) {
