@@ -1,8 +1,12 @@
 #include "core/config.h"
 
 #include <cassert>
+#include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+
+#include "core/log.h"
 
 namespace strata {
 
@@ -81,14 +85,18 @@ std::string ConfigString(const char* name) {
 }
 
 int64_t ConfigInt(const char* name) {
-  std::string v = ConfigString(name);
+  const KnobInfo* k = Find(name);
+  const std::string v = ConfigString(name);
+  // Every integer knob is an int; a value that is not one (or would wrap when narrowed) is refused loudly.
+  errno = 0;
   char* end = nullptr;
-  long long x = strtoll(v.c_str(), &end, 10);
-  if (end == v.c_str() || *end != '\0') {
-    const KnobInfo* k = Find(name);
-    x = k ? strtoll(k->defaultValue, nullptr, 10) : 0;
-  }
-  return x;
+  const long long x = strtoll(v.c_str(), &end, 10);
+  if (end != v.c_str() && *end == '\0' && errno == 0 && x >= INT32_MIN && x <= INT32_MAX)
+    return x;
+  const char* def = k ? k->defaultValue : "0";
+  if (ConfigIsSet(name))
+    STRATA_LOG(WARN, ENV, "%s=%s is not an integer in the range of an int; using the default %s", name, v.c_str(), def);
+  return strtoll(def, nullptr, 10);
 }
 
 bool ConfigBool(const char* name) {
@@ -120,9 +128,15 @@ bool ParseBytes(const std::string& text, uint64_t* out) {
 
 uint64_t ConfigBytes(const char* name) {
   uint64_t x = 0;
-  if (ParseBytes(ConfigString(name), &x)) return x;
+  const std::string v = ConfigString(name);
+  if (ParseBytes(v, &x)) return x;
   const KnobInfo* k = Find(name);
-  if (k) ParseBytes(k->defaultValue, &x);
+  const char* def = k ? k->defaultValue : "0";
+  if (ConfigIsSet(name))
+    STRATA_LOG(WARN, ENV, "%s=%s is not a byte size (digits, then K, M or G); using the default %s", name, v.c_str(),
+               def);
+  x = 0;
+  ParseBytes(def, &x);
   return x;
 }
 

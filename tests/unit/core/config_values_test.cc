@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "core/config.h"
@@ -36,6 +37,32 @@ TEST(ParseBytes, Refuses) {
     EXPECT_FALSE(ParseBytes(text, &got)) << "'" << text << "' (" << text.size() << " bytes)";
     EXPECT_EQ(got, 42u) << text;
   }
+}
+
+// A malformed knob falls back to its default (with a WARN line) instead of wrapping into range: an int knob
+// of 2^32 + 2 used to read as 2.
+TEST(ConfigKnobs, MalformedValuesFallBackToTheDefault) {
+  const struct {
+    const char* value;
+    int64_t want;
+  } ints[] = {{"12", 12}, {"4294967298", 8}, {"12abc", 8}, {"-9223372036854775809", 8}, {"0x10", 8}, {"-3", -3}};
+  for (const auto& c : ints) {
+    setenv("STRATA_NSLOTS", c.value, 1);
+    EXPECT_EQ(ConfigInt("STRATA_NSLOTS"), c.want) << c.value;
+  }
+  unsetenv("STRATA_NSLOTS");
+  EXPECT_EQ(ConfigInt("STRATA_NSLOTS"), 8);
+
+  const struct {
+    const char* value;
+    uint64_t want;
+  } sizes[] = {{"64K", 65536}, {"-1", 131072}, {"1T", 131072}, {"18446744073709551616", 131072}};
+  for (const auto& c : sizes) {
+    setenv("STRATA_SLOT_BYTES", c.value, 1);
+    EXPECT_EQ(ConfigBytes("STRATA_SLOT_BYTES"), c.want) << c.value;
+  }
+  unsetenv("STRATA_SLOT_BYTES");
+  EXPECT_EQ(ConfigBytes("STRATA_SLOT_BYTES"), 131072u);
 }
 
 }  // namespace
