@@ -84,10 +84,10 @@ std::string SizeName(uint64_t b) {
 void PrintChoices(strata::AlgoSelector& sel, const strata::ForcedAlgos& forced) {
   const strata::CostInputs& in = sel.inputs();
   printf("# Cost model: %d rank(s) on %d host(s)%s; within a host %.2f us, %.2f GB/s; between hosts %.2f us, "
-         "%.2f GB/s; reduce %.2f GB/s, copy %.2f GB/s\n",
+         "%.2f GB/s; reduce %.2f GB/s, copy %.2f GB/s; rd/rhd per-byte scale %.2f\n",
          in.nranks, in.nhosts, in.ranksPerHost ? (", " + std::to_string(in.ranksPerHost) + " per host").c_str() : "",
          in.intra.latencyUs, in.intra.bandwidthGBs, in.inter.latencyUs, in.inter.bandwidthGBs, in.reduceGBs,
-         in.copyGBs);
+         in.copyGBs, in.recursiveScale);
   printf("# Algorithm per collective and size (bytes of the whole vector; '!' marks a forced one, as STRATA_ALGO "
          "or the config field set it)\n");
   printf("# %8s", "size");
@@ -122,8 +122,9 @@ int PrintAlgorithms(int ranks, int hosts) {
     if (c.rank() == 0) {
       const strata::CalibrationReport& cal = c.calibration();
       if (cal.elapsedMs > 0)
-        printf("# Calibration at init: %.1f ms (8 B ring allreduce %.1f us, %llu B ring allreduce %.1f us)\n",
-               cal.elapsedMs, cal.ringSmallUs, static_cast<unsigned long long>(cal.largeBytes), cal.ringLargeUs);
+        printf("# Calibration at init: %.1f ms (8 B ring allreduce %.1f us, %llu B ring allreduce %.1f us, rhd %.1f us)\n",
+               cal.elapsedMs, cal.ringSmallUs, static_cast<unsigned long long>(cal.largeBytes), cal.ringLargeUs,
+               cal.rhdLargeUs);
       else
         printf("# Calibration off (STRATA_CALIBRATE=0): link costs from the topology\n");
       strata::AlgoSelector sel(c.costInputs());

@@ -246,8 +246,14 @@ double EstimateUs(const std::string& algorithm, CollKind kind, uint64_t bytes, c
   if (algorithm == "chain") return m.chainCost(kind, n);
   if (algorithm == "direct") return m.directCost(kind, n);
   if (algorithm == "tree") return m.treeCost(kind, n);
-  if (algorithm == "rd") return m.rdCost(kind, n);
-  if (algorithm == "rhd") return m.rhdCost(kind, n);
+  if (algorithm == "rd" || algorithm == "rhd") {
+    // Their per-byte terms scaled by what the calibration saw against the ring (recursiveScale).
+    auto cost = [&](double bytes) { return algorithm == "rd" ? m.rdCost(kind, bytes) : m.rhdCost(kind, bytes); };
+    const double t = cost(n);
+    if (t < 0 || in.recursiveScale == 1.0) return t;
+    const double latency = cost(0);
+    return latency + in.recursiveScale * (t - latency);
+  }
   if (algorithm == "oneshot") return m.oneshotCost(kind, n);
   if (algorithm == "twoshot") return m.twoshotCost(kind, n);
   if (algorithm == "hier") return m.hierCost(kind, n);

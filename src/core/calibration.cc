@@ -69,22 +69,28 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   }, &st);
 
   // Ring allreduces: 8 bytes for the latency of a step, 1 MiB for the bandwidth of the slowest link.
-  auto ringOf = [&](uint64_t bytes) {
+  auto planOf = [&](AlgoId id, uint64_t bytes) {
     CollDesc d;
     d.kind = CollKind::AllReduce;
     d.count = bytes / sizeof(float);
     d.dtype = strataFloat32;
     d.op = strataSum;
-    return BuildPlanWith(AlgoId::Ring, d, geo);
+    return BuildPlanWith(id, d, geo);
   };
-  const Plan small = ringOf(8), large = ringOf(kLargeBytes);
+  const Plan small = planOf(AlgoId::Ring, 8), large = planOf(AlgoId::Ring, kLargeBytes);
   std::vector<float> send(kLargeBytes / sizeof(float), 1.0f), recv(send.size());
   const double smallUs = BestUs(4, [&] { return run(small, send.data(), recv.data()); }, &st);
   const double largeUs = BestUs(3, [&] { return run(large, send.data(), recv.data()); }, &st);
+  // Two ranks run the same exchange either way; from three on, recursive halving-doubling is timed too.
+  double rhdUs = 0;
+  if (p >= 3) {
+    const Plan rhd = planOf(AlgoId::Rhd, kLargeBytes);
+    rhdUs = BestUs(3, [&] { return run(rhd, send.data(), recv.data()); }, &st);
+  }
   STRATA_CHECK(st);
 
   // Every rank takes the slowest rank's figures: the same inputs everywhere, the same choices.
-  std::vector<double> mine = {smallUs, largeUs, reduceUs, copyUs}, all(mine.size());
+  std::vector<double> mine = {smallUs, largeUs, reduceUs, copyUs, rhdUs}, all(mine.size());
   CollDesc d;
   d.kind = CollKind::AllReduce;
   d.count = mine.size();
@@ -108,9 +114,18 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   } else {
     in->intra = measured;
   }
+  // rhd against the model fitted on the ring: the ratio of measured to modelled per-byte time.
+  in->recursiveScale = 1.0;
+  if (all[4] > 0) {
+    const double modelled = EstimateUs("rhd", CollKind::AllReduce, kLargeBytes, *in);
+    const double latency = EstimateUs("rhd", CollKind::AllReduce, 0, *in);
+    if (modelled > latency)
+      in->recursiveScale = std::min(8.0, std::max(0.5, (all[4] - latency) / (modelled - latency)));
+  }
   if (report) {
     report->ringSmallUs = all[0];
     report->ringLargeUs = all[1];
+    report->rhdLargeUs = all[4];
     report->largeBytes = kLargeBytes;
     report->elapsedMs = static_cast<double>(NowNs() - start) / 1e6;
   }

@@ -96,6 +96,23 @@ TEST(CostModel, ShapesAnAlgorithmCannotServeAreRejected) {
   EXPECT_EQ(ChooseCheapest({"hier", "pairwise"}, CollKind::AllReduce, 1 << 20, OneHost(4)).algorithm, "");
 }
 
+// The calibrated scale multiplies rd's and rhd's per-byte time, not their latency, and leaves the
+// other algorithms alone.
+TEST(CostModel, RecursiveScaleStretchesOnlyTheirPerByteTime) {
+  CostInputs in = OneHost(4);
+  const double lat = EstimateUs("rhd", CollKind::AllReduce, 0, in), big = EstimateUs("rhd", CollKind::AllReduce, 64 << 20, in);
+  const double ring = EstimateUs("ring", CollKind::AllReduce, 64 << 20, in);
+  const double rdBig = EstimateUs("rd", CollKind::AllReduce, 64 << 20, in);
+  const double rdLat = EstimateUs("rd", CollKind::AllReduce, 0, in);
+  in.recursiveScale = 2.0;
+  EXPECT_DOUBLE_EQ(EstimateUs("rhd", CollKind::AllReduce, 0, in), lat);
+  EXPECT_NEAR(EstimateUs("rhd", CollKind::AllReduce, 64 << 20, in), lat + 2 * (big - lat), 1e-6 * big);
+  EXPECT_NEAR(EstimateUs("rd", CollKind::AllReduce, 64 << 20, in), rdLat + 2 * (rdBig - rdLat), 1e-6 * rdBig);
+  EXPECT_DOUBLE_EQ(EstimateUs("ring", CollKind::AllReduce, 64 << 20, in), ring);
+  // Enough of a scale hands large buffers back to the ring.
+  EXPECT_EQ(ChooseCheapest({"ring", "rhd"}, CollKind::AllReduce, 64 << 20, in).algorithm, "ring");
+}
+
 TEST(CostModel, OneshotWinsSmallAllReduceOnOneHostWithPeerMapping) {
   CostInputs in = OneHost(4);
   in.peerMapped = true;
