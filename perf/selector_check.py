@@ -108,8 +108,8 @@ def main():
         print(f"# repetition {rep + 1} of {args.reps} done", file=sys.stderr, flush=True)
 
     marked = 0
-    print("| size | selector (us) | ran | best forced (us) | best | ratio |")
-    print("|---|---|---|---|---|---|")
+    print("| size | selector (us) | ran | best forced (us) | best | ratio | ring (us) | ring / selector |")
+    print("|---|---|---|---|---|---|---|---|")
     for size in sorted(times["auto"]):
         auto = statistics.median(times["auto"][size])
         forced = {a: statistics.median(times[a][size]) for a in algos[1:] if size in times[a]}
@@ -120,7 +120,9 @@ def main():
         flag = " **" if ratio > args.tolerance else ""
         marked += ratio > args.tolerance
         ran = "/".join(sorted(chosen.get(size, {"?"})))
-        print(f"| {size} | {auto:.1f} | {ran} | {forced[best]:.1f} | {best} | {ratio:.2f}{flag} |")
+        ring = forced.get("ring")
+        ring_cells = f"{ring:.1f} | {ring / auto:.2f}" if ring and auto > 0 else "- | -"
+        print(f"| {size} | {auto:.1f} | {ran} | {forced[best]:.1f} | {best} | {ratio:.2f}{flag} | {ring_cells} |")
     print(f"# sizes over {args.tolerance:.2f}x the best forced algorithm: {marked}")
     return 1 if marked else 0
 
