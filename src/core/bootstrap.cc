@@ -232,9 +232,24 @@ Status BootstrapClient::exchange(int rank, int nranks, const PeerInfo& mine, std
   all->resize(nranks);
   st = RecvAll(fd_, all->data(), nranks * sizeof(PeerInfo), deadline);
   if (!st.ok()) return MakeError(st.code(), "bootstrap: the peer table did not arrive: %s", st.message().c_str());
-  for (int r = 0; r < nranks; ++r)
-    STRATA_REQUIRE((*all)[r].rank == r, strataRemoteError, "bootstrap: entry %d of the peer table is rank %d", r,
-                   (*all)[r].rank);
+  return CheckPeerTable(all->data(), nranks);
+}
+
+Status CheckPeerTable(const PeerInfo* all, int nranks) {
+  for (int r = 0; r < nranks; ++r) {
+    const PeerInfo& p = all[r];
+    STRATA_REQUIRE(p.rank == r, strataRemoteError, "bootstrap: entry %d of the peer table is rank %d", r, p.rank);
+    const struct {
+      const char* name;
+      const char* field;
+      size_t size;
+    } strings[] = {{"host id", p.hostId, sizeof(p.hostId)},
+                   {"machine id", p.machineId, sizeof(p.machineId)},
+                   {"segment name", p.shmName, sizeof(p.shmName)}};
+    for (const auto& s : strings)
+      STRATA_REQUIRE(memchr(s.field, '\0', s.size) != nullptr, strataRemoteError,
+                     "bootstrap: rank %d's %s is not terminated within its %zu bytes", r, s.name, s.size);
+  }
   return Status::Ok();
 }
 

@@ -57,6 +57,11 @@ struct PeerInfo {
 // Most ranks a communicator may have: bounds what a peer's message may make the root allocate.
 constexpr int kMaxRanks = 1 << 16;
 
+// Checks the peer table a rank received from the root before anything reads it: entry r is rank r, and
+// every string field ends with a NUL inside its array (they are later read as C strings). A pure
+// function (fuzzed in tests/fuzz).
+Status CheckPeerTable(const PeerInfo* all, int nranks);
+
 // The root's first answer to a rank: the proof that it knows the secret, then whether the job is
 // complete (the peer table follows) or why not. Fixed size on the wire.
 struct RootReply {

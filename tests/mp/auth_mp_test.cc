@@ -60,6 +60,42 @@ TEST(AuthHello, AcceptsTheSecretAndRejectsEverythingElse) {
   EXPECT_NE(memcmp(h.nonce, h2.nonce, sizeof(h.nonce)), 0) << "two hellos share a nonce";
 }
 
+// The peer table is read as C strings and numbers once it arrives: entries out of rank order and strings
+// without a NUL inside their arrays are refused, naming the rank and the field.
+TEST(PeerTable, RefusesWrongRanksAndUnterminatedStrings) {
+  std::vector<PeerInfo> all(3);
+  memset(all.data(), 0, all.size() * sizeof(PeerInfo));
+  for (int r = 0; r < 3; ++r) {
+    all[r].rank = r;
+    snprintf(all[r].hostId, sizeof(all[r].hostId), "host%d", r);
+  }
+  EXPECT_TRUE(CheckPeerTable(all.data(), 3).ok());
+
+  std::vector<PeerInfo> bad = all;
+  bad[1].rank = 2;
+  Status st = CheckPeerTable(bad.data(), 3);
+  EXPECT_EQ(st.code(), strataRemoteError);
+  EXPECT_NE(st.message().find("entry 1 of the peer table is rank 2"), std::string::npos) << st.message();
+
+  bad = all;
+  memset(bad[2].hostId, 'x', sizeof(bad[2].hostId));
+  st = CheckPeerTable(bad.data(), 3);
+  EXPECT_EQ(st.code(), strataRemoteError);
+  EXPECT_NE(st.message().find("rank 2's host id is not terminated within its 128 bytes"), std::string::npos)
+      << st.message();
+
+  bad = all;
+  memset(bad[0].machineId, 'm', sizeof(bad[0].machineId));
+  EXPECT_NE(CheckPeerTable(bad.data(), 3).message().find("rank 0's machine id"), std::string::npos);
+  bad = all;
+  memset(bad[1].shmName, '/', sizeof(bad[1].shmName));
+  EXPECT_NE(CheckPeerTable(bad.data(), 3).message().find("rank 1's segment name"), std::string::npos);
+  // A NUL in the last byte is enough.
+  bad = all;
+  memset(bad[1].shmName, 'a', sizeof(bad[1].shmName) - 1);
+  EXPECT_TRUE(CheckPeerTable(bad.data(), 3).ok());
+}
+
 TEST(RootReply, NamesTheMissingRanksAndRejectsAForeignRoot) {
   uint8_t secret[kSecretBytes] = {1, 2, 3};
   uint8_t other[kSecretBytes] = {9, 9, 9};
