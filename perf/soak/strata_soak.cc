@@ -1,6 +1,6 @@
 // strata_soak: random collectives for a given time, every result checked, resident memory watched.
 // Every rank draws the same sequence of calls (collective, element count, datatype, op, root, in place
-// or not) from one seed; inputs come from the perf tools' InputModel, so each rank computes the expected
+// or not, and the algorithm: a communicator per forced algorithm, plus the selector's) from one seed; inputs come from the perf tools' InputModel, so each rank computes the expected
 // output itself, independent of the library. Run it under a launcher:
 //   stratarun -n 4 build/bin/strata_soak --seconds 600
 // Exit status: 0 when no result was wrong and resident memory grew less than --max-rss-growth percent
@@ -36,6 +36,8 @@ struct Options {
   uint64_t seed = 1;
   size_t maxBytes = 1 << 20;  // per rank and buffer
   double maxRssGrowthPct = 5;
+  // "auto" is the selector; any other name is forced (a communicator split off with config.algorithm).
+  std::string algos = "auto,ring,chain,direct,tree,rd,rhd,oneshot,twoshot,hier,hier_leader,pairwise";
 };
 
 bool ParseArgs(int argc, char** argv, Options* o) {
@@ -50,6 +52,7 @@ bool ParseArgs(int argc, char** argv, Options* o) {
     else if (a == "--seed") o->seed = strtoull(v, nullptr, 10);
     else if (a == "--max-bytes") o->maxBytes = strtoull(v, nullptr, 10);
     else if (a == "--max-rss-growth") o->maxRssGrowthPct = atof(v);
+    else if (a == "--algos") o->algos = v;
     else return false;
   }
   if (o->warmupSeconds < 0) o->warmupSeconds = std::min(60.0, o->seconds / 10);
@@ -105,11 +108,12 @@ Call Draw(std::mt19937_64& rng, int nranks, size_t maxBytes) {
 
 class Soak {
  public:
-  Soak(strataComm_t comm, int rank, int nranks, const Options& o)
-      : comm_(comm), rank_(rank), n_(nranks), o_(o), send_(o.maxBytes + 64), recv_(o.maxBytes + 64) {}
+  Soak(int rank, int nranks, const Options& o)
+      : rank_(rank), n_(nranks), o_(o), send_(o.maxBytes + 64), recv_(o.maxBytes + 64) {}
 
-  // Runs one call and returns how many output elements are wrong; -1 when the call failed.
-  int64_t run(const Call& c, uint64_t seed) {
+  // Runs one call on `comm` and returns how many output elements are wrong; -1 when the call failed.
+  int64_t run(const Call& c, uint64_t seed, strataComm_t comm) {
+    comm_ = comm;
     const TypeDesc& t = *c.type;
     const bool reduces = c.coll == Coll::AllReduce || c.coll == Coll::Reduce || c.coll == Coll::ReduceScatter;
     const InputModel model(t, PatternFor(reduces, c.op), n_, seed);
@@ -182,7 +186,7 @@ class Soak {
   }
 
  private:
-  strataComm_t comm_;
+  strataComm_t comm_ = nullptr;
   int rank_, n_;
   Options o_;
   std::vector<char> send_, recv_;
@@ -193,7 +197,7 @@ int Main(int argc, char** argv) {
   if (!ParseArgs(argc, argv, &o)) {
     fprintf(stderr,
             "usage: strata_soak [--seconds S] [--warmup S] [--report S] [--seed N] [--max-bytes B] "
-            "[--max-rss-growth PCT]\n");
+            "[--max-rss-growth PCT] [--algos auto,ring,...]\n");
     return 2;
   }
   strataComm_t comm = nullptr;
@@ -204,29 +208,60 @@ int Main(int argc, char** argv) {
   int rank = 0, n = 1;
   (void)strataCommUserRank(comm, &rank);
   (void)strataCommCount(comm, &n);
-  Soak soak(comm, rank, n, o);
+  // One communicator per algorithm: the base one runs the selector's choice ("auto").
+  std::vector<std::string> algoNames;
+  std::vector<strataComm_t> comms;
+  for (size_t pos = 0; pos <= o.algos.size();) {
+    const size_t comma = std::min(o.algos.find(',', pos), o.algos.size());
+    const std::string name = o.algos.substr(pos, comma - pos);
+    pos = comma + 1;
+    if (name.empty()) continue;
+    if (name == "auto") {
+      algoNames.push_back(name);
+      comms.push_back(comm);
+      continue;
+    }
+    strataConfig_t cfg = STRATA_CONFIG_INITIALIZER;
+    cfg.algorithm = name.c_str();
+    strataComm_t forced = nullptr;
+    if (strataCommSplit(comm, 0, rank, &forced, &cfg) != strataSuccess) {
+      // Every rank fails the same way (the spec is checked before any exchange), so all skip it.
+      if (rank == 0) fprintf(stderr, "strata_soak: skipping algorithm %s: %s\n", name.c_str(), strataGetLastError(nullptr));
+      continue;
+    }
+    algoNames.push_back(name);
+    comms.push_back(forced);
+  }
+  if (comms.empty()) {
+    fprintf(stderr, "strata_soak: no algorithm to run\n");
+    return 2;
+  }
+  Soak soak(rank, n, o);
   std::mt19937_64 rng(o.seed);
   const Clock::time_point start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
-  std::map<std::string, int64_t> calls;
+  std::map<std::string, int64_t> calls, ran;
   int64_t iters = 0, wrong = 0, bytes = 0, rssBase = -1, rssPeakAfter = 0;
   double nextReport = o.reportSeconds;
   int status = 0;
   bool stop = false;
   while (!stop) {
     const Call c = Draw(rng, n, o.maxBytes);
-    const int64_t w = soak.run(c, o.seed * 1000003 + iters);
+    const size_t a = rng() % comms.size();
+    const int64_t w = soak.run(c, o.seed * 1000003 + iters, comms[a]);
     if (w < 0) {
       status = 2;
       break;
     }
     if (w > 0 && wrong < 1000)
-      fprintf(stderr, "rank %d: call %lld %s of %zu x %s (%s, root %d%s): %lld wrong element(s)\n", rank,
+      fprintf(stderr, "rank %d: call %lld %s of %zu x %s (%s, root %d%s, %s): %lld wrong element(s)\n", rank,
               static_cast<long long>(iters), CollName(c.coll), c.count, c.type->name, OpName(c.op), c.root,
-              c.inPlace ? ", in place" : "", static_cast<long long>(w));
+              c.inPlace ? ", in place" : "", algoNames[a].c_str(), static_cast<long long>(w));
     wrong += w;
     ++iters;
     ++calls[CollName(c.coll)];
+    const char* algo = nullptr;
+    if (strataCommGetLastAlgorithm(comms[a], &algo) == strataSuccess && algo) ++ran[algo[0] ? algo : "(none)"];
     bytes += static_cast<int64_t>(c.count * c.type->size);
     // Every 16 calls the ranks agree on whether time is up (rank 0's clock decides) and report.
     if (iters % 16 != 0) continue;
@@ -263,6 +298,12 @@ int Main(int argc, char** argv) {
       printf("%s%s %lld", first ? "" : ", ", kv.first.c_str(), static_cast<long long>(kv.second));
       first = false;
     }
+    printf(")\n  algorithms that ran on rank 0 (");
+    first = true;
+    for (const auto& kv : ran) {
+      printf("%s%s %lld", first ? "" : ", ", kv.first.c_str(), static_cast<long long>(kv.second));
+      first = false;
+    }
     printf(")\n");
     int64_t wrongAll = 0;
     double worst = 0;
@@ -276,6 +317,8 @@ int Main(int argc, char** argv) {
            static_cast<long long>(wrongAll), worst, o.maxRssGrowthPct);
     if (wrongAll > 0 || worst >= o.maxRssGrowthPct) status = 1;
   }
+  for (strataComm_t c : comms)
+    if (c != comm && strataCommDestroy(c) != strataSuccess && status == 0) status = 2;
   if (strataCommDestroy(comm) != strataSuccess && status == 0) status = 2;
   return status;
 }
