@@ -38,7 +38,12 @@ for name in ("COMPILER_TYPE", "STDLIB", "BUILD_ABI"):
     if value is not None:
         defs.append(f'PYBIND11_{name}="{value}"')
 
+# The C++ standard torch's headers need: C++17 up to torch 2.x releases whose ATen.h demands C++20.
+with open(os.path.join(includes[0], "ATen", "ATen.h")) as f:
+    cxx_standard = 20 if "C++20 or later" in f.read() else 17
+
 print(f"TORCH_VERSION={torch.__version__}")
+print(f"TORCH_CXX_STANDARD={cxx_standard}")
 print(f"TORCH_INCLUDE_DIRS={'|'.join(includes)}")
 print(f"TORCH_LIBRARY_DIR={os.path.join(torch_dir, 'lib')}")
 print(f"TORCH_DEFINITIONS={'|'.join(defs)}")
