@@ -1,0 +1,199 @@
+// The CUDA quantization kernels (kernels/quant) against the host kernels (src/exec/quant) bit for bit: every
+// format, block sizes from 32 to 4096, partial last blocks, every source combination of the fused step,
+// fp32/fp16/bf16 I/O, both scale formats, and stochastic rounding (keyed by element index, so the same bits
+// on both). The host kernels are themselves checked against a float64 reference (quant_kernels_test).
+// Skipped, with a message, where there is no GPU.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "exec/quant/host_quant.h"
+#include "quant/quant_kernels.h"
+
+namespace strata {
+namespace {
+
+using math::QuantFormat;
+using math::QuantIoType;
+using math::QuantParams;
+
+bool HaveGpu(std::string* why) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0) {
+    *why = e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device";
+    return false;
+  }
+  return true;
+}
+
+#define SKIP_WITHOUT_GPU()                                                  \
+  do {                                                                      \
+    std::string why;                                                        \
+    if (!HaveGpu(&why)) GTEST_SKIP() << "no GPU here (" << why << ")";      \
+  } while (0)
+
+#define CUDA_OK(expr) ASSERT_EQ(static_cast<int>(expr), 0) << #expr
+
+template <typename T>
+class DeviceBuf {
+ public:
+  explicit DeviceBuf(size_t bytes) : bytes_(bytes) {
+    if (bytes_) cudaMalloc(&p_, bytes_);
+    if (p_) cudaMemset(p_, 0xA5, bytes_);  // poison: every byte the kernel must write is compared
+  }
+  ~DeviceBuf() { cudaFree(p_); }
+  T* get() const { return static_cast<T*>(p_); }
+  void upload(const void* src) { cudaMemcpy(p_, src, bytes_, cudaMemcpyHostToDevice); }
+  std::vector<uint8_t> download() const {
+    std::vector<uint8_t> v(bytes_);
+    if (bytes_) cudaMemcpy(v.data(), p_, bytes_, cudaMemcpyDeviceToHost);
+    return v;
+  }
+
+ private:
+  void* p_ = nullptr;
+  size_t bytes_;
+};
+
+size_t IoWidth(QuantIoType t) { return t == QuantIoType::kFloat32 ? 4 : 2; }
+
+std::vector<uint8_t> IoValues(size_t n, QuantIoType t, std::mt19937* rng) {
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  std::uniform_real_distribution<float> mag(-3.0f, 3.0f);
+  std::vector<uint8_t> out(n * IoWidth(t));
+  for (size_t i = 0; i < n; ++i) {
+    // A spread of magnitudes block to block, so scales differ.
+    const float v = g(*rng) * std::pow(10.0f, mag(*rng));
+    math::StoreIo(out.data(), i, t, v);
+  }
+  return out;
+}
+
+struct Case {
+  QuantParams p;
+  size_t count;
+  bool acc_in, local, in0, in1, acc_out, deq_out;
+  QuantIoType io;
+  int divisor;
+};
+
+std::string Describe(const Case& c) {
+  return "format " + std::to_string(static_cast<int>(c.p.format)) + " block " + std::to_string(c.p.block) +
+         " scale " + std::to_string(static_cast<int>(c.p.scale)) + " rounding " +
+         std::to_string(static_cast<int>(c.p.rounding)) + " count " + std::to_string(c.count) + " sources " +
+         std::to_string(c.acc_in) + std::to_string(c.local) + std::to_string(c.in0) + std::to_string(c.in1) +
+         " io " + std::to_string(static_cast<int>(c.io)) + " divisor " + std::to_string(c.divisor);
+}
+
+void RunCase(const Case& c, std::mt19937* rng) {
+  SCOPED_TRACE(Describe(c));
+  const size_t n = c.count, enc = math::QuantEncodedBytes(c.p, n);
+  // Host inputs: encoded sources come from quantizing random data on the host.
+  std::vector<float> acc(n);
+  {
+    std::normal_distribution<float> g(0.0f, 2.0f);
+    for (float& v : acc) v = g(*rng);
+  }
+  std::vector<uint8_t> local = IoValues(n, c.io, rng);
+  std::vector<uint8_t> in[2];
+  for (auto& v : in) {
+    std::vector<uint8_t> raw = IoValues(n, QuantIoType::kFloat32, rng);
+    v.assign(enc, 0);
+    HostQuantize(c.p, raw.data(), QuantIoType::kFloat32, n, 0, v.data());
+  }
+  DeviceBuf<float> d_acc(n * 4), d_acc_out(n * 4);
+  DeviceBuf<uint8_t> d_local(local.size()), d_in0(enc), d_in1(enc), d_out(enc), d_deq(n * IoWidth(c.io));
+  d_acc.upload(acc.data());
+  d_local.upload(local.data());
+  d_in0.upload(in[0].data());
+  d_in1.upload(in[1].data());
+
+  std::vector<float> h_acc_out(n);
+  std::vector<uint8_t> h_out(enc), h_deq(n * IoWidth(c.io));
+  math::QuantStep hs{}, ds{};
+  hs.count = ds.count = n;
+  hs.index_base = ds.index_base = 1000;
+  hs.divisor = ds.divisor = c.divisor;
+  hs.local_type = ds.local_type = c.io;
+  hs.deq_type = ds.deq_type = c.io;
+  if (c.acc_in) hs.acc_in = acc.data(), ds.acc_in = d_acc.get();
+  if (c.local) hs.local = local.data(), ds.local = d_local.get();
+  if (c.in0) hs.in[0] = in[0].data(), ds.in[0] = d_in0.get();
+  if (c.in1) hs.in[1] = in[1].data(), ds.in[1] = d_in1.get();
+  if (c.acc_out) hs.acc_out = h_acc_out.data(), ds.acc_out = d_acc_out.get();
+  hs.out = h_out.data();
+  ds.out = d_out.get();
+  if (c.deq_out) hs.deq_out = h_deq.data(), ds.deq_out = d_deq.get();
+  HostQuantStep(c.p, hs);
+  CUDA_OK(cuda::QuantStepAsync(c.p, ds, nullptr));
+  CUDA_OK(cudaDeviceSynchronize());
+  EXPECT_TRUE(d_out.download() == h_out) << "encoded bytes differ";
+  if (c.deq_out) {
+    EXPECT_TRUE(d_deq.download() == h_deq) << "dequantized output differs";
+  }
+  if (c.acc_out) {
+    std::vector<uint8_t> a = d_acc_out.download();
+    EXPECT_EQ(std::memcmp(a.data(), h_acc_out.data(), n * 4), 0) << "fp32 partial sums differ";
+  }
+}
+
+TEST(QuantCuda, FusedStepMatchesHostBitForBit) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(7);
+  const QuantFormat formats[] = {QuantFormat::kBf16,    QuantFormat::kFp16, QuantFormat::kFp8E4M3,
+                                 QuantFormat::kFp8E5M2, QuantFormat::kInt8, QuantFormat::kInt4};
+  for (QuantFormat f : formats) {
+    for (uint32_t block : {32u, 128u, 1024u, 4096u}) {
+      for (size_t count : {size_t{1}, size_t{33}, size_t{block} * 3 + 7, size_t{100000}}) {
+        for (math::QuantRounding r : {math::QuantRounding::kNearest, math::QuantRounding::kStochastic}) {
+          Case c{{f, block % 256 == 0 ? math::QuantScale::kFp16 : math::QuantScale::kFp32, r, block, 99},
+                 count, false, true, true, false, false, true, QuantIoType::kFloat32, 1};
+          RunCase(c, &rng);
+        }
+      }
+    }
+  }
+}
+
+TEST(QuantCuda, EverySourceCombinationAndIoType) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(11);
+  for (int mask = 1; mask < 16; ++mask) {
+    for (QuantIoType io : {QuantIoType::kFloat32, QuantIoType::kFloat16, QuantIoType::kBFloat16}) {
+      Case c{{QuantFormat::kInt8, math::QuantScale::kFp32, math::QuantRounding::kNearest, 128, 0},
+             5003, (mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0, (mask & 8) != 0, true, true, io,
+             mask % 3 == 0 ? 4 : 1};
+      RunCase(c, &rng);
+      c.p.format = QuantFormat::kInt4;
+      c.p.block = 32;
+      RunCase(c, &rng);
+    }
+  }
+}
+
+TEST(QuantCuda, QuantizeAndDequantizeAlone) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(3);
+  const QuantParams p{QuantFormat::kInt8, math::QuantScale::kFp32, math::QuantRounding::kNearest, 128, 0};
+  const size_t n = 1 << 20;
+  std::vector<uint8_t> src = IoValues(n, QuantIoType::kBFloat16, &rng);
+  const size_t enc = math::QuantEncodedBytes(p, n);
+  std::vector<uint8_t> h_enc(enc), h_deq(n * 2);
+  HostQuantize(p, src.data(), QuantIoType::kBFloat16, n, 0, h_enc.data());
+  HostDequantize(p, h_enc.data(), n, h_deq.data(), QuantIoType::kBFloat16);
+  DeviceBuf<uint8_t> d_src(n * 2), d_enc(enc), d_deq(n * 2);
+  d_src.upload(src.data());
+  CUDA_OK(cuda::QuantizeAsync(p, d_src.get(), QuantIoType::kBFloat16, n, 0, d_enc.get(), nullptr));
+  CUDA_OK(cuda::DequantizeAsync(p, d_enc.get(), n, d_deq.get(), QuantIoType::kBFloat16, nullptr));
+  CUDA_OK(cudaDeviceSynchronize());
+  EXPECT_TRUE(d_enc.download() == h_enc);
+  EXPECT_TRUE(d_deq.download() == h_deq);
+}
+
+}  // namespace
+}  // namespace strata
