@@ -104,7 +104,7 @@ Outcome RunJob(const Job& j, const QuantParams& p, uint64_t call = 0) {
     }
     if (j.inPlace) {
       // The in-place input sits where NCCL puts it; the other buffer is not used.
-      if (j.kind == CollKind::AllGather) {
+      if (j.kind == CollKind::AllGather && j.count > 0) {  // memcpy from an empty vector's NULL data() is UB
         std::memcpy(o.ranks[r].recv.data() + r * j.count * Width(j.dtype), o.ranks[r].send.data(),
                     j.count * Width(j.dtype));
       } else if (j.kind == CollKind::AllReduce) {
