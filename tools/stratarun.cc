@@ -1,5 +1,6 @@
 // stratarun: starts N local ranks of a program with the environment that strata's bootstrap reads.
-// Local only (Linux); across hosts use mpirun, srun or torchrun. Deliberately independent of libstrata.
+// Local only (Linux); across hosts use mpirun, srun or torchrun. Of libstrata it uses only the segment
+// naming, to remove what a rank killed during init leaves in /dev/shm.
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -27,6 +28,8 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "transport/shm/shm_segment.h"
 
 namespace {
 
@@ -573,6 +576,8 @@ class Launcher {
       if (it == rank_of_pid_.end()) continue;  // An adopted orphan.
       const int rank = it->second;
       rank_of_pid_.erase(it);  // The pid may come back as someone else.
+      // A rank killed during init leaves its shared-memory segment behind; nobody else will remove it.
+      strata::RemoveSegmentsOfProcess(pid);
       ranks_[rank].running = false;
       --running_;
       if (status != 0 && !stopping_) {

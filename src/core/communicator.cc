@@ -215,8 +215,9 @@ Status Communicator::init(const UniqueIdData& id, int nranks, int rank, const Co
     ShmLayout layout{nranks, settings.nchannels, settings.nslots, settings.slotBytes, settings.windowBytes};
     uint64_t tag = 0;
     RandomBytes(&tag, sizeof(tag));
-    snprintf(me.shmName, sizeof(me.shmName), "/strata-%d-%llu-%016llx", static_cast<int>(getpid()),
-             static_cast<unsigned long long>(g_commCounter++), static_cast<unsigned long long>(tag));
+    const std::string name = ShmSegmentName(getpid(), g_commCounter++, tag);
+    STRATA_REQUIRE(name.size() < sizeof(me.shmName), strataInternalError, "segment name %s is too long", name.c_str());
+    memcpy(me.shmName, name.c_str(), name.size() + 1);
     STRATA_CHECK(shm_->createOwn(me.shmName, layout, rank, rank));
   }
 

@@ -1,5 +1,7 @@
 #include "mp_harness.h"
 
+#include "transport/shm/shm_segment.h"
+
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -152,6 +154,12 @@ MpResult Run(const MpOptions& o, const RankFn& fn, bool makeComm) {
     if (pids[r] < 0) continue;
     int status = 0;
     waitpid(pids[r], &status, 0);
+    // A rank killed during init may leave its segment behind: take it away. One that exited by itself
+    // must have removed its own.
+    const std::vector<std::string> left = RemoveSegmentsOfProcess(pids[r]);
+    if (!left.empty() && WIFEXITED(status))
+      result.failures.push_back("rank " + std::to_string(r) + " exited leaving shared memory behind: /dev/shm/" +
+                                left.front());
     if (!msgs[r].empty()) result.failures.push_back("rank " + std::to_string(r) + ": " + msgs[r]);
     else if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
       result.failures.push_back("rank " + std::to_string(r) + ": killed by signal " + std::to_string(WTERMSIG(status)));

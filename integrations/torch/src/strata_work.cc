@@ -86,6 +86,10 @@ void WorkQueue::loop() {
     running_ = true;
     lock.unlock();
     job();
+    // Destroyed before the lock is taken again: the job holds tensors, and the last reference to a
+    // tensor with a Python object takes the GIL, which a thread waiting for this lock may hold (the
+    // destructor below, called from Python).
+    job = nullptr;
     lock.lock();
     running_ = false;
     if (jobs_.empty()) idle_cv_.notify_all();

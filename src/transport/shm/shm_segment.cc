@@ -1,11 +1,15 @@
 #include "transport/shm/shm_segment.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
 
 namespace strata {
 
@@ -62,6 +66,29 @@ void ShmSegment::unlink() {
     shm_unlink(name_.c_str());
     owner_ = false;
   }
+}
+
+namespace {
+std::string ProcessPrefix(pid_t pid) { return "strata-" + std::to_string(static_cast<long long>(pid)) + "-"; }
+}  // namespace
+
+std::string ShmSegmentName(pid_t pid, uint64_t counter, uint64_t tag) {
+  char tail[64];
+  snprintf(tail, sizeof(tail), "%" PRIu64 "-%016" PRIx64, counter, tag);
+  return "/" + ProcessPrefix(pid) + tail;
+}
+
+std::vector<std::string> RemoveSegmentsOfProcess(pid_t pid) {
+  std::vector<std::string> removed;
+  const std::string prefix = ProcessPrefix(pid);
+  DIR* dir = opendir("/dev/shm");
+  if (!dir) return removed;
+  while (const dirent* e = readdir(dir)) {
+    if (strncmp(e->d_name, prefix.c_str(), prefix.size()) != 0) continue;
+    if (shm_unlink(("/" + std::string(e->d_name)).c_str()) == 0) removed.push_back(e->d_name);
+  }
+  closedir(dir);
+  return removed;
 }
 
 }  // namespace strata

@@ -1,8 +1,12 @@
 // A POSIX shared-memory segment mapped into this process.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 
@@ -32,5 +36,12 @@ class ShmSegment {
   size_t size_ = 0;
   bool owner_ = false;
 };
+
+// The name of a communicator's segment: "/strata-<pid>-<counter>-<tag>", so that whoever outlives a
+// process (its launcher, a test harness) can find what it left behind.
+std::string ShmSegmentName(pid_t pid, uint64_t counter, uint64_t tag);
+// Unlinks every segment named after `pid` (a process that has exited: one killed between creating its
+// segment and the end of init, when the name is unlinked, leaves it behind); returns their names.
+std::vector<std::string> RemoveSegmentsOfProcess(pid_t pid);
 
 }  // namespace strata
