@@ -3,7 +3,7 @@
 
     perf/selector_check.py [--reps 3] [--collective all_reduce] [--algos ring,tree,rd,rhd,direct]
                            [--min 8] [--max 256M] [--iters 20] [--iters-small 200] [--split 1M]
-                           [--warmup 3] -- LAUNCH...
+                           [--warmup 3] [--factor 2] [--raw FILE] -- LAUNCH...
 
 LAUNCH starts the ranks of one job and is followed by the perf tool's path and flags, e.g.
 `build/bin/stratarun -n 4` or `bash perf/netns_run.sh 2 2`. Each repetition runs the perf tool once
@@ -11,7 +11,13 @@ with the selector's choice and once per algorithm forced through STRATA_ALGO, sw
 factors of 2. Per size it prints the median time (over the out-of-place and in-place passes of every repetition) of the selector's choice, the best forced
 algorithm's median time, their ratio, and the algorithm the selector ran (the perf tool's `algo`
 column). A ratio above --tolerance (1.10) is marked; the exit status is 1 when any size is marked.
+
+An entry of --algos may carry a size cap, `direct@1M`: that algorithm is forced only up to the cap
+(beyond it the library would run its fallback, which the list already times under its own name).
+--factor sets the step of the sweep above --split (small sizes always step by 2); --raw writes
+every time measured, per algorithm and size, as JSON.
 """
+import json
 import argparse
 import os
 import statistics
@@ -77,6 +83,8 @@ def main():
     ap.add_argument("--split", default="1M")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--tolerance", type=float, default=1.10)
+    ap.add_argument("--factor", type=int, default=2, help="size step above --split")
+    ap.add_argument("--raw", help="write every measured time to this JSON file")
     ap.add_argument("--bin", default="build/bin")
     ap.add_argument("launch", nargs=argparse.REMAINDER)
     args = ap.parse_args()
@@ -86,26 +94,41 @@ def main():
     tool = os.path.join(args.bin, f"{args.collective}_perf")
     # Two sweeps per run: small sizes take many iterations so that their medians are steady, large ones few.
     lo, hi, split = parse_size(args.min), parse_size(args.max), parse_size(args.split)
-    sweeps = []
-    if lo <= min(split, hi):
-        sweeps.append(["-b", str(lo), "-e", str(min(split, hi)), "-f", "2", "-n", str(args.iters_small),
-                       "-w", str(max(args.warmup, args.iters_small // 10))])
-    if hi > split:
-        sweeps.append(["-b", str(max(lo, 2 * split)), "-e", str(hi), "-f", "2", "-n", str(args.iters),
-                       "-w", str(args.warmup)])
-    algos = ["auto"] + [a for a in args.algos.split(",") if a]
+
+    def sweeps_upto(top):
+        sweeps = []
+        if lo <= min(split, top):
+            sweeps.append(["-b", str(lo), "-e", str(min(split, top)), "-f", "2", "-n", str(args.iters_small),
+                           "-w", str(max(args.warmup, args.iters_small // 10))])
+        if top > split:
+            start = top  # the largest size below --split's double that reaches top by factors
+            while start // args.factor >= max(lo, 2 * split):
+                start //= args.factor
+            sweeps.append(["-b", str(start), "-e", str(top), "-f", str(args.factor), "-n",
+                           str(args.iters), "-w", str(args.warmup)])
+        return sweeps
+
+    caps = {"auto": hi}
+    for entry in (a for a in args.algos.split(",") if a):
+        name, _, cap = entry.partition("@")
+        caps[name] = min(hi, parse_size(cap)) if cap else hi
+    algos = list(caps)
     times = {a: {} for a in algos}
     chosen = {}
     for rep in range(args.reps):
         for algo in algos:
             rows = {}
-            for flags in sweeps:
+            for flags in sweeps_upto(caps[algo]):
                 rows.update(run(launch, tool, flags, algo, args.collective))
             for size, (ts, name) in rows.items():
                 times[algo].setdefault(size, []).extend(ts)
                 if algo == "auto" and name:
                     chosen.setdefault(size, set()).add(name)
         print(f"# repetition {rep + 1} of {args.reps} done", file=sys.stderr, flush=True)
+
+    if args.raw:
+        with open(args.raw, "w") as f:
+            json.dump({"times_us": times, "chosen": {k: sorted(v) for k, v in chosen.items()}}, f, indent=1)
 
     marked = 0
     print("| size | selector (us) | ran | best forced (us) | best | ratio | ring (us) | ring / selector |")

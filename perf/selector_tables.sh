@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The measurements of docs/PERFORMANCE.md "Algorithm selection" (issue 3, "How fast"), one part per
+# call so that each stays a few minutes long and can run under quietrun on its own:
+#
+#   perf/selector_tables.sh OUTDIR PART [PART...]          (root: the net parts make namespaces)
+#
+# Parts:
+#   local2, local4              selector vs every forced algorithm, 8 B - 256 MiB, 2 / 4 ranks, one host
+#   NET-RATE-small, NET-RATE-large  the same over namespaces, NET = 2x2 (2 hosts x 2 ranks) or 4x1,
+#                               RATE = 1gbit or 10gbit; small = 8 B - 1 MiB, large = 4 - 256 MiB (x4)
+#   hier-2x2, hier-2x4          64 MiB allreduce at 1 Gbit, -A hier against -A ring, 3 interleaved runs
+#   latency                     8 B - 4 KiB at 4 and 8 ranks, selector against forced ring
+#   mpi                         2 ranks, 1 - 256 MiB, strata (selector) beside Open MPI's MPI_Allreduce
+#   calibration                 the "calibration took" line at 2, 4 and 8 ranks, 5 runs each
+#
+# BIN (default build/bin) holds the tools; point it and LD_LIBRARY_PATH at a private copy of the build
+# so that a rebuild cannot change the library in the middle of a table. Each part wraps its benchmark
+# commands in QUIET (default quietrun when it exists).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[[ $# -ge 2 ]] || { sed -n 2,20p "$0"; exit 2; }
+out=$1
+shift
+bin=${BIN:-build/bin}
+quiet=${QUIET:-$(command -v quietrun || true)}
+netns=../shared/bench/netns.sh
+mkdir -p "$out"
+one_host=ring,tree,rd,rhd,direct@1M,oneshot@1M,twoshot@512K  # the caps: FIFO and window sizes
+multi_host=ring,tree,rd,rhd,direct@1M,hier,hier_leader
+
+check() {  # check NAME ARGS...: selector_check.py, its table in OUTDIR/NAME.md, raw times in NAME.json
+  local name=$1
+  shift
+  echo "== $name $(date +%T)"
+  $quiet python3 perf/selector_check.py --bin "$bin" --raw "$out/$name.json" "$@" > "$out/$name.md" \
+    2> "$out/$name.log" || true  # exit 1 only means a marked size
+  cat "$out/$name.md"
+}
+
+net_up() {  # net_up NET RATE
+  local hosts=${1%x*}
+  if [[ $hosts == 2 ]]; then bash "$netns" up 2 --direct --rate "$2"; else bash "$netns" up "$hosts" --rate "$2"; fi
+}
+
+for part in "$@"; do
+  case $part in
+    local2 | local4)
+      n=${part#local}
+      check "$part" --reps 3 --algos "$one_host" --iters 10 --warmup 2 -- "$bin/stratarun" -n "$n"
+      ;;
+    [0-9]x[0-9]-*bit-small | [0-9]x[0-9]-*bit-large)
+      IFS=- read -r net rate span <<< "$part"
+      hosts=${net%x*} per=${net#*x}
+      algos=$multi_host
+      [[ $per == 1 ]] && algos=ring,tree,rd,rhd,direct@1M  # hier needs 2+ ranks per host
+      net_up "$net" "$rate"
+      launch=(-- bash perf/netns_run.sh "$hosts" "$per")
+      if [[ $span == small ]]; then
+        check "$part" --reps 3 --algos "$algos" --max 1M --iters-small 50 "${launch[@]}"
+      elif [[ $rate == 1gbit ]]; then  # 256 MiB takes seconds a call: one timed call, two runs
+        check "$part" --reps 2 --algos "$algos" --min 4M --factor 4 --iters 1 --warmup 1 "${launch[@]}"
+      else
+        check "$part" --reps 3 --algos "$algos" --min 4M --factor 4 --iters 3 --warmup 1 "${launch[@]}"
+      fi
+      bash "$netns" down
+      ;;
+    hier-2x2 | hier-2x4)
+      per=${part#hier-2x}
+      bash "$netns" up 2 --direct --rate 1gbit
+      for r in 1 2 3; do
+        for a in ring hier; do
+          echo "== $part $a run $r $(date +%T)"
+          $quiet bash perf/netns_run.sh 2 "$per" "$bin/all_reduce_perf" -b 64M -e 64M -n 3 -w 1 -A "$a" \
+            > "$out/${part}_${a}_$r.txt"
+          grep -E '^ +[0-9]' "$out/${part}_${a}_$r.txt"
+        done
+      done
+      bash "$netns" down
+      ;;
+    latency)
+      for n in 4 8; do
+        check "latency$n" --reps 3 --algos ring --max 4K --iters-small 1000 -- "$bin/stratarun" -n "$n"
+      done
+      ;;
+    mpi)
+      mkdir -p /tmp/strata-bench
+      mpicc -O2 -o /tmp/strata-bench/mpi_allreduce_perf ../shared/bench/mpi_allreduce_perf.c
+      mpirun=(mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca oob_tcp_if_include lo
+              --mca btl_tcp_if_include lo -np 2)
+      for r in 1 2 3; do
+        echo "== mpi run $r $(date +%T)"
+        $quiet "$bin/stratarun" -n 2 "$bin/all_reduce_perf" -b 1M -e 256M -f 2 -n 20 -w 3 > "$out/mpi_strata_$r.txt"
+        $quiet "${mpirun[@]}" /tmp/strata-bench/mpi_allreduce_perf -b 1M -e 256M -f 2 > "$out/mpi_ompi_$r.txt" 2>&1
+      done
+      python3 perf/summarize_tables.py --factor 1 --sizes 1M,2M,4M,8M,16M,32M,64M,128M,256M \
+        "strata=$out/mpi_strata_[0-9]*.txt" "openmpi=$out/mpi_ompi_[0-9]*.txt" | tee "$out/mpi.md"
+      ;;
+    calibration)
+      for r in 1 2 3 4 5; do
+        for n in 2 4 8; do
+          log=$out/calibration_n${n}_$r.log
+          $quiet env STRATA_DEBUG=INFO STRATA_DEBUG_SUBSYS=TUNING "$bin/stratarun" -n "$n" "$bin/all_reduce_perf" \
+            -b 8 -e 8 -n 1 -w 1 > "$log" 2>&1
+          # every rank logs its own time; the slowest rank's is what init pays
+          grep -o 'calibration took [0-9.]* ms' "$log" | awk -v n="$n" -v r="$r" \
+            '{ if ($3 > m) m = $3; k++ } END { printf "n=%s run=%s ranks=%d max %.1f ms\n", n, r, k, m }' |
+            tee -a "$out/calibration.txt"
+        done
+      done
+      ;;
+    *)
+      echo "unknown part $part" >&2
+      exit 2
+      ;;
+  esac
+done
