@@ -15,7 +15,8 @@ column). A ratio above --tolerance (1.10) is marked; the exit status is 1 when a
 An entry of --algos may carry a size cap, `direct@1M`: that algorithm is forced only up to the cap
 (beyond it the library would run its fallback, which the list already times under its own name).
 --factor sets the step of the sweep above --split (small sizes always step by 2); --raw writes
-every time measured, per algorithm and size, as JSON.
+every time measured, per algorithm and size (out-of-place and in-place, run after run), and the
+algorithm each run named, as JSON.
 """
 import json
 import argparse
@@ -115,6 +116,7 @@ def main():
     algos = list(caps)
     times = {a: {} for a in algos}
     chosen = {}
+    ran = {a: {} for a in algos}  # per size, the algorithm each run's table named, run by run
     for rep in range(args.reps):
         for algo in algos:
             rows = {}
@@ -122,13 +124,14 @@ def main():
                 rows.update(run(launch, tool, flags, algo, args.collective))
             for size, (ts, name) in rows.items():
                 times[algo].setdefault(size, []).extend(ts)
+                ran[algo].setdefault(size, []).append(name)
                 if algo == "auto" and name:
                     chosen.setdefault(size, set()).add(name)
         print(f"# repetition {rep + 1} of {args.reps} done", file=sys.stderr, flush=True)
 
     if args.raw:
         with open(args.raw, "w") as f:
-            json.dump({"times_us": times, "chosen": {k: sorted(v) for k, v in chosen.items()}}, f, indent=1)
+            json.dump({"times_us": times, "ran": ran, "chosen": {k: sorted(v) for k, v in chosen.items()}}, f, indent=1)
 
     marked = 0
     print("| size | selector (us) | ran | best forced (us) | best | ratio | ring (us) | ring / selector |")

@@ -90,7 +90,7 @@ for part in "$@"; do
       for r in 1 2 3; do
         echo "== mpi run $r $(date +%T)"
         $quiet "$bin/stratarun" -n 2 "$bin/all_reduce_perf" -b 1M -e 256M -f 2 -n 20 -w 3 > "$out/mpi_strata_$r.txt"
-        $quiet "${mpirun[@]}" /tmp/strata-bench/mpi_allreduce_perf -b 1M -e 256M -f 2 > "$out/mpi_ompi_$r.txt" 2>&1
+        $quiet "${mpirun[@]}" /tmp/strata-bench/mpi_allreduce_perf -b 1048576 -e 268435456 -f 2 > "$out/mpi_ompi_$r.txt" 2>&1
       done
       python3 perf/summarize_tables.py --factor 1 --sizes 1M,2M,4M,8M,16M,32M,64M,128M,256M \
         "strata=$out/mpi_strata_[0-9]*.txt" "openmpi=$out/mpi_ompi_[0-9]*.txt" | tee "$out/mpi.md"
