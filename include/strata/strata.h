@@ -17,7 +17,7 @@ extern "C" {
 
 #define STRATA_MAJOR 0
 #define STRATA_MINOR 1
-#define STRATA_PATCH 1
+#define STRATA_PATCH 2
 #define STRATA_VERSION_CODE(X, Y, Z) ((X) * 10000 + (Y) * 100 + (Z))
 #define STRATA_VERSION STRATA_VERSION_CODE(STRATA_MAJOR, STRATA_MINOR, STRATA_PATCH)
 
@@ -87,13 +87,17 @@ typedef struct strataConfig_v1 {
   /* Added in 0.1.1. */
   const char* algorithm; /* forced algorithms in STRATA_ALGO's syntax ("allreduce:ring;broadcast:tree", or a bare
                             name such as "tree"); replaces STRATA_ALGO for this communicator; docs/ALGORITHMS.md */
+  /* Added in 0.1.2. */
+  const char* quant;     /* quantization spec in STRATA_QUANT's grammar ("int8:128", "none") for every eligible
+                            AllReduce, ReduceScatter and AllGather of this communicator; replaces STRATA_QUANT;
+                            docs/QUANTIZATION.md */
 } strataConfig_t;
 
 #define STRATA_CONFIG_INITIALIZER                                                                     \
   {                                                                                                   \
     sizeof(strataConfig_t), STRATA_CONFIG_MAGIC, STRATA_VERSION, STRATA_CONFIG_UNDEF_INT,             \
         STRATA_CONFIG_UNDEF_PTR, STRATA_CONFIG_UNDEF_INT, STRATA_CONFIG_UNDEF_INT, STRATA_CONFIG_UNDEF_INT, \
-        STRATA_CONFIG_UNDEF_INT, STRATA_CONFIG_UNDEF_PTR                                              \
+        STRATA_CONFIG_UNDEF_INT, STRATA_CONFIG_UNDEF_PTR, STRATA_CONFIG_UNDEF_PTR                     \
   }
 
 #define STRATA_SPLIT_NOCOLOR (-1)
@@ -187,6 +191,19 @@ typedef struct strataQuantOptions_v1 {
  * "none") into *options (which must hold STRATA_QUANT_OPTIONS_INITIALIZER's size and magic); on a malformed
  * spec returns strataInvalidArgument, leaves *options alone and says why in strataGetLastError(). */
 strataResult_t strataQuantOptionsParse(const char* spec, strataQuantOptions_t* options);
+
+/* The collectives with a quantization spec for this call. quant == NULL: the communicator's spec (config field
+ * `quant`, else STRATA_QUANT), as the plain calls do; a strataQuantNone spec: exact. A spec given here applies at
+ * any size and on any link, and a call it cannot apply to (a datatype other than fp32/fp16/bf16, an op other than
+ * sum/avg) fails with strataInvalidArgument. Every rank must pass the same spec, as it passes the same count. */
+strataResult_t strataAllReduceEx(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
+                                 strataRedOp_t op, strataComm_t comm, strataStream_t stream,
+                                 const strataQuantOptions_t* quant);
+strataResult_t strataReduceScatterEx(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                     strataDataType_t datatype, strataRedOp_t op, strataComm_t comm,
+                                     strataStream_t stream, const strataQuantOptions_t* quant);
+strataResult_t strataAllGatherEx(const void* sendbuff, void* recvbuff, size_t sendcount, strataDataType_t datatype,
+                                 strataComm_t comm, strataStream_t stream, const strataQuantOptions_t* quant);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,9 @@
 #include <cstdint>
 
 #include "api/group.h"
+#include "core/call_check.h"
 #include "exec/host_reduce.h"
+#include "exec/quant/quant_spec.h"
 
 namespace strata {
 namespace {
@@ -39,18 +41,25 @@ Status CheckRoot(int root, int nranks, const char* what) {
   return Status::Ok();
 }
 
-Status Submit(strataComm* comm, CommGuard& c, const CollDesc& desc, const void* send, void* recv) {
+Status Submit(strataComm* comm, CommGuard& c, const CollDesc& desc, const void* send, void* recv,
+              const QuantSpec* quant) {
   if (InGroup()) {
-    GroupAddCollective(comm, desc, send, recv);
+    GroupAddCollective(comm, desc, send, recv, quant);
     return Status::Ok();
   }
-  return c->runCollective(desc, send, recv);
+  return c->runCollective(desc, send, recv, quant);
 }
 
+// `options`: an Ex call's quantization options (NULL: the communicator's spec applies).
 Status Collective(CollKind kind, const void* send, void* recv, size_t count, strataDataType_t type, strataRedOp_t op,
-                  int root, strataComm* comm) {
+                  int root, strataComm* comm, const strataQuantOptions_t* options = nullptr) {
   CommGuard c(comm);
   STRATA_CHECK(c.status());
+  QuantSpec quant;
+  if (options) {
+    Status st = QuantSpecFromOptions(options, &quant);
+    if (!st.ok()) return MakeError(st.code(), "%s quantization options: %s", CollKindName(kind), st.message().c_str());
+  }
   STRATA_CHECK(CheckType(type));
   const bool reduces = kind == CollKind::AllReduce || kind == CollKind::Reduce || kind == CollKind::ReduceScatter;
   if (reduces) STRATA_CHECK(CheckOp(op));
@@ -79,7 +88,13 @@ Status Collective(CollKind kind, const void* send, void* recv, size_t count, str
   desc.dtype = type;
   desc.op = reduces ? op : strataSum;
   desc.root = rooted ? root : 0;
-  return Submit(comm, c, desc, send, recv);
+  // A call's own spec is checked here, so that an ineligible one fails before anything is queued.
+  if (options && quant.enabled && !QuantEligible(type, desc.op))
+    return MakeError(strataInvalidArgument,
+                     "%s with quantization %s: only sum and avg of float32, float16 and bfloat16 can be quantized "
+                     "(got datatype %s, op %s)",
+                     CollKindName(kind), QuantSpecString(quant).c_str(), DataTypeName(type), RedOpName(desc.op));
+  return Submit(comm, c, desc, send, recv, options ? &quant : nullptr);
 }
 
 Status PointToPoint(bool isSend, void* buf, size_t count, strataDataType_t type, int peer, strataComm* comm) {
@@ -131,6 +146,25 @@ strataResult_t strataReduceScatter(const void* sendbuff, void* recvbuff, size_t 
                                    strataRedOp_t op, strataComm_t comm, strataStream_t) {
   return ReturnStatus(
       strata::Collective(CollKind::ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0, comm));
+}
+
+strataResult_t strataAllReduceEx(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
+                                 strataRedOp_t op, strataComm_t comm, strataStream_t, const strataQuantOptions_t* quant) {
+  return ReturnStatus(
+      strata::Collective(CollKind::AllReduce, sendbuff, recvbuff, count, datatype, op, 0, comm, quant));
+}
+
+strataResult_t strataReduceScatterEx(const void* sendbuff, void* recvbuff, size_t recvcount, strataDataType_t datatype,
+                                     strataRedOp_t op, strataComm_t comm, strataStream_t,
+                                     const strataQuantOptions_t* quant) {
+  return ReturnStatus(
+      strata::Collective(CollKind::ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0, comm, quant));
+}
+
+strataResult_t strataAllGatherEx(const void* sendbuff, void* recvbuff, size_t sendcount, strataDataType_t datatype,
+                                 strataComm_t comm, strataStream_t, const strataQuantOptions_t* quant) {
+  return ReturnStatus(
+      strata::Collective(CollKind::AllGather, sendbuff, recvbuff, sendcount, datatype, strataSum, 0, comm, quant));
 }
 
 strataResult_t strataAlltoAll(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,

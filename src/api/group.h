@@ -11,7 +11,9 @@ namespace strata {
 bool InGroup();
 // Records a send or receive of the current group.
 void GroupAddP2P(strataComm* comm, const P2POp& op);
-// Records a collective of the current group (run in call order at GroupEnd).
-void GroupAddCollective(strataComm* comm, const CollDesc& desc, const void* send, void* recv);
+// Records a collective of the current group (run in call order at GroupEnd), with the call's own
+// quantization spec when it has one.
+void GroupAddCollective(strataComm* comm, const CollDesc& desc, const void* send, void* recv,
+                        const QuantSpec* quant = nullptr);
 
 }  // namespace strata

@@ -12,6 +12,8 @@ struct GroupOp {
   CollDesc desc;
   const void* send;
   void* recv;
+  bool hasQuant;  // the call's own quantization spec (an Ex call with options)
+  QuantSpec quant;
 };
 
 thread_local int tls_depth = 0;
@@ -26,7 +28,7 @@ Status RunGroup(std::vector<GroupOp>& ops) {
     CommGuard c(ops[i].comm);
     STRATA_CHECK(c.status());
     if (!ops[i].p2p) {
-      STRATA_CHECK(c->runCollective(ops[i].desc, ops[i].send, ops[i].recv));
+      STRATA_CHECK(c->runCollective(ops[i].desc, ops[i].send, ops[i].recv, ops[i].hasQuant ? &ops[i].quant : nullptr));
       continue;
     }
     std::vector<P2POp> p2p;
@@ -47,10 +49,12 @@ Status RunGroup(std::vector<GroupOp>& ops) {
 
 bool InGroup() { return tls_depth > 0; }
 
-void GroupAddP2P(strataComm* comm, const P2POp& op) { tls_ops.push_back(GroupOp{comm, true, op, {}, nullptr, nullptr}); }
+void GroupAddP2P(strataComm* comm, const P2POp& op) {
+  tls_ops.push_back(GroupOp{comm, true, op, {}, nullptr, nullptr, false, {}});
+}
 
-void GroupAddCollective(strataComm* comm, const CollDesc& desc, const void* send, void* recv) {
-  tls_ops.push_back(GroupOp{comm, false, {}, desc, send, recv});
+void GroupAddCollective(strataComm* comm, const CollDesc& desc, const void* send, void* recv, const QuantSpec* quant) {
+  tls_ops.push_back(GroupOp{comm, false, {}, desc, send, recv, quant != nullptr, quant ? *quant : QuantSpec{}});
 }
 
 }  // namespace strata

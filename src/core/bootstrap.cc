@@ -245,7 +245,8 @@ Status CheckPeerTable(const PeerInfo* all, int nranks) {
       size_t size;
     } strings[] = {{"host id", p.hostId, sizeof(p.hostId)},
                    {"machine id", p.machineId, sizeof(p.machineId)},
-                   {"segment name", p.shmName, sizeof(p.shmName)}};
+                   {"segment name", p.shmName, sizeof(p.shmName)},
+                   {"quantization spec", p.quant, sizeof(p.quant)}};
     for (const auto& s : strings)
       STRATA_REQUIRE(memchr(s.field, '\0', s.size) != nullptr, strataRemoteError,
                      "bootstrap: rank %d's %s is not terminated within its %zu bytes", r, s.name, s.size);

@@ -52,6 +52,10 @@ struct PeerInfo {
   uint32_t windowBytes;  // STRATA_WINDOW_BYTES: each half of the peer-mapped window (must agree)
   uint32_t pad3;  // this rank's init timeout (clamped to 2^31-1): the root gives up before the first rank does
   RankPlaceWire topo;  // where the rank runs (NUMA node, binding, NIC) and its link table
+  // The communicator's quantization ("config int8:128:fp32:nearest", "env none") and
+  // STRATA_QUANT_MIN_BYTES: must agree, since they decide which calls run quantized plans.
+  char quant[80];
+  uint64_t quantMinBytes;
 };
 
 // Most ranks a communicator may have: bounds what a peer's message may make the root allocate.

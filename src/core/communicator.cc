@@ -80,6 +80,9 @@ Status ResolveSettings(const strataConfig_t* config, CommSettings* s) {
   s->checkCalls = ConfigBool("STRATA_CHECK_CALLS");
   s->calibrate = ConfigBool("STRATA_CALIBRATE");
   std::string algoSpec = ConfigString("STRATA_ALGO");
+  s->quant = QuantSpecFromEnvironment();
+  s->quantSource = QuantSource::kEnv;
+  s->quantMinBytes = QuantMinBytesFromEnvironment();
   if (config) {
     STRATA_REQUIRE(config->magic == STRATA_CONFIG_MAGIC && config->size >= offsetof(strataConfig_t, timeoutMs),
                    strataInvalidArgument,
@@ -96,6 +99,11 @@ Status ResolveSettings(const strataConfig_t* config, CommSettings* s) {
     if (has(offsetof(strataConfig_t, nSocketsPerPeer)) && config->nSocketsPerPeer != STRATA_CONFIG_UNDEF_INT)
       s->nsocks = config->nSocketsPerPeer;
     if (has(offsetof(strataConfig_t, algorithm)) && config->algorithm) algoSpec = config->algorithm;
+    if (has(offsetof(strataConfig_t, quant)) && config->quant) {
+      Status st = ParseQuantSpec(config->quant, &s->quant);
+      if (!st.ok()) return MakeError(st.code(), "config quant \"%s\": %s", config->quant, st.message().c_str());
+      s->quantSource = QuantSource::kComm;
+    }
   }
   STRATA_CHECK(ParseAlgoSpec(algoSpec, &s->forced));
   STRATA_REQUIRE(s->timeoutMs > 0, strataInvalidArgument, "timeout must be positive (got %lld ms)",
@@ -206,6 +214,9 @@ Status Communicator::init(const UniqueIdData& id, int nranks, int rank, const Co
   me.windowBytes = static_cast<uint32_t>(settings.windowBytes);
   me.shmDisable = settings.shmDisable;
   me.timeoutMs = static_cast<int32_t>(std::min<int64_t>(settings.timeoutMs, INT32_MAX));
+  snprintf(me.quant, sizeof(me.quant), "%s %s", settings.quantSource == QuantSource::kComm ? "config" : "env",
+           settings.quant.enabled ? QuantSpecString(settings.quant).c_str() : "none");
+  me.quantMinBytes = settings.quantMinBytes;
   STRATA_CHECK(DescribeRank(me.hostId, me.ip, &me.topo));
 
   // The segment exists before the table goes out, so peers can map it right after: one FIFO per
@@ -273,6 +284,12 @@ Status Communicator::setupConnections(const std::vector<PeerInfo>& all, uint32_t
                    "STRATA_WINDOW_BYTES must match on every rank)",
                    r);
   }
+  for (int r = 0; r < nranks_; ++r)
+    STRATA_REQUIRE(strcmp(all[r].quant, r0.quant) == 0 && all[r].quantMinBytes == r0.quantMinBytes, strataInvalidUsage,
+                   "rank %d quantizes differently than rank 0 (%s, STRATA_QUANT_MIN_BYTES %llu vs %s, %llu): STRATA_QUANT, "
+                   "STRATA_QUANT_MIN_BYTES and the config field quant must match on every rank",
+                   r, all[r].quant, static_cast<unsigned long long>(all[r].quantMinBytes), r0.quant,
+                   static_cast<unsigned long long>(r0.quantMinBytes));
   const std::string myHost = all[rank_].hostId;
   std::map<int, SockAddr> tcpPeers;
   send_.clear();
@@ -445,6 +462,34 @@ Status Communicator::execute(const CollDesc& desc, const void* send, void* recv)
   return ExecuteRun(*cached->run, waitPolicy());
 }
 
+Status Communicator::executeQuant(const CollDesc& desc, const QuantSpec& spec, const void* send, void* recv) {
+  auto key = std::make_tuple(static_cast<int>(desc.kind), desc.count, static_cast<int>(desc.dtype),
+                             static_cast<int>(desc.op), QuantSpecString(spec));
+  auto it = quantPlans_.find(key);
+  if (it == quantPlans_.end()) {
+    if (quantPlans_.size() > 64) quantPlans_.clear();
+    // Several hosts: exact within each, quantized between them (qhier runs qdirect on shapes it does not fit).
+    const QuantAlgo algo = topology_.nhosts() > 1 ? QuantAlgo::Hier : QuantAlgo::Direct;
+    it = quantPlans_.emplace(key, CachedQuantPlan{BuildQuantPlan(algo, desc, geo_, spec.params), nullptr}).first;
+    STRATA_LOG(INFO, TUNING, "%s of %llu elements: %s with %s", CollKindName(desc.kind),
+               static_cast<unsigned long long>(desc.count), it->second.plan.algorithm.c_str(),
+               QuantSpecString(spec).c_str());
+    it->second.run = std::make_unique<QuantPlanRun>(it->second.plan, this);
+    Status st = it->second.run->init();
+    if (!st.ok()) {
+      quantPlans_.erase(it);
+      return st;
+    }
+  }
+  const QuantPlan& plan = it->second.plan;
+  if (quantAcc_.size() < plan.accElems) quantAcc_.resize(plan.accElems);
+  if (quantEnc_.size() < plan.encBytes) quantEnc_.resize(plan.encBytes);
+  void* buffers[kQNumBufs] = {const_cast<void*>(send), recv, quantAcc_.data(), quantEnc_.data()};
+  it->second.run->start(buffers, quantCalls_++);
+  lastAlgorithm_ = plan.algorithm;
+  return ExecuteRun(*it->second.run, waitPolicy());
+}
+
 Status Communicator::checkCall(const CollDesc& desc) {
   const CallSignature mine = MakeSignature(desc, checkedCalls_++);
   std::vector<CallSignature> all(nranks_);
@@ -464,11 +509,37 @@ Status Communicator::checkCall(const CollDesc& desc) {
   return Status::Ok();
 }
 
-Status Communicator::runCollective(const CollDesc& desc, const void* send, void* recv) {
+Status Communicator::chooseQuant(const CollDesc& desc, const QuantSpec* callQuant, QuantSpec* chosen) {
+  *chosen = QuantSpec{};
+  if (!QuantAlgoServes(desc.kind)) return Status::Ok();
+  const QuantSpec& requested = callQuant ? *callQuant : settings_.quant;
+  if (!requested.enabled) return Status::Ok();
+  const QuantSource source = callQuant ? QuantSource::kCall : settings_.quantSource;
+  const uint64_t elems = desc.kind == CollKind::AllReduce ? desc.count : desc.count * static_cast<uint64_t>(nranks_);
+  QuantSpec resolved;
+  STRATA_CHECK(ResolveQuantSpec(requested, source, desc.dtype, desc.op, elems * DataTypeSize(desc.dtype),
+                                settings_.quantMinBytes, &resolved));
+  if (!resolved.enabled || nranks_ == 1) return Status::Ok();
+  // Between ranks of one host the data crosses shared memory at memory speed, where encoding costs more
+  // than the bytes it saves: a spec that covers every call keeps those exact. A call's own spec is obeyed.
+  if (source != QuantSource::kCall && topology_.nhosts() == 1) {
+    if (!loggedQuantOneHost_)
+      STRATA_LOG(INFO, TUNING, "quantization %s not used: every rank is on one host (shared memory), calls run exact",
+                 QuantSpecString(requested).c_str());
+    loggedQuantOneHost_ = true;
+    return Status::Ok();
+  }
+  *chosen = resolved;
+  return Status::Ok();
+}
+
+Status Communicator::runCollective(const CollDesc& desc, const void* send, void* recv, const QuantSpec* callQuant) {
   STRATA_REQUIRE(!aborted(), strataCommAborted, "the communicator was aborted");
   STRATA_CHECK(failIfBroken(CollKindName(desc.kind)));
+  QuantSpec quant;
+  STRATA_CHECK(chooseQuant(desc, callQuant, &quant));
   if (settings_.checkCalls && nranks_ > 1) STRATA_CHECK(checkCall(desc));
-  Status st = execute(desc, send, recv);
+  Status st = quant.enabled ? executeQuant(desc, quant, send, recv) : execute(desc, send, recv);
   return st.ok() ? st : reportFailure(st, DescribeCall(desc));
 }
 

@@ -22,6 +22,8 @@
 #include "core/status.h"
 #include "exec/executor.h"
 #include "exec/plan_run.h"
+#include "exec/quant/quant_plan_run.h"
+#include "exec/quant/quant_spec.h"
 #include "transport/connection.h"
 #include "transport/net/tcp/tcp_transport.h"
 #include "topology/comm_topology.h"
@@ -46,6 +48,9 @@ struct CommSettings {
   std::string name;
   std::string socketIfname;
   ForcedAlgos forced;  // STRATA_ALGO, or the config field `algorithm`
+  QuantSpec quant;     // the config field `quant`, else STRATA_QUANT
+  QuantSource quantSource = QuantSource::kEnv;
+  uint64_t quantMinBytes = 1 << 20;  // STRATA_QUANT_MIN_BYTES
 };
 Status ResolveSettings(const strataConfig_t* config, CommSettings* out);
 
@@ -71,8 +76,11 @@ class Communicator : public ConnectionTable {
   // Where every rank runs and the links between them, the same on every rank (src/topology).
   const CommTopology& topology() const { return topology_; }
 
-  // Runs a collective on host buffers; blocks until done.
-  Status runCollective(const CollDesc& desc, const void* send, void* recv);
+  // Runs a collective on host buffers; blocks until done. `callQuant`: the call's own quantization spec
+  // (strataAllReduceEx and friends), else the communicator's applies.
+  Status runCollective(const CollDesc& desc, const void* send, void* recv, const QuantSpec* callQuant = nullptr);
+  // The spec `desc` runs with (disabled: exact): see docs/QUANTIZATION.md, "Which calls".
+  Status chooseQuant(const CollDesc& desc, const QuantSpec* callQuant, QuantSpec* chosen);
   // Runs a group's send/recv operations together.
   Status runP2P(const std::vector<P2POp>& ops);
 
@@ -110,6 +118,12 @@ class Communicator : public ConnectionTable {
   // Cost inputs from the geometry and the topology's link classes, then calibrated when enabled.
   Status setupSelector();
   Status execute(const CollDesc& desc, const void* send, void* recv);
+  Status executeQuant(const CollDesc& desc, const QuantSpec& spec, const void* send, void* recv);
+  // A quantized plan with its run, reused by every call with the same shape and spec.
+  struct CachedQuantPlan {
+    QuantPlan plan;
+    std::unique_ptr<QuantPlanRun> run;
+  };
   Status checkCall(const CollDesc& desc);
   Status reportFailure(const Status& st, const std::string& what);
   void setAsyncError(const Status& st);
@@ -136,6 +150,11 @@ class Communicator : public ConnectionTable {
   std::atomic<bool> aborted_{false};
   std::vector<char> scratch_;
   std::map<std::tuple<int, uint64_t, int, int, int>, CachedPlan> plans_;
+  std::map<std::tuple<int, uint64_t, int, int, std::string>, CachedQuantPlan> quantPlans_;
+  std::vector<float> quantAcc_;    // fp32 accumulator of quantized plans
+  std::vector<uint8_t> quantEnc_;  // their encoded ranges
+  uint64_t quantCalls_ = 0;        // quantized calls so far: the same count on every rank
+  bool loggedQuantOneHost_ = false;
   uint32_t checkedCalls_ = 0;
   uint64_t windowEpoch_ = 0;  // window-using calls so far: the same count on every rank
   std::string lastAlgorithm_;

@@ -51,7 +51,7 @@ std::string RankList(const std::vector<int>& ranks) {
 }
 }  // namespace
 
-Status ExecuteRun(PlanRun& run, const WaitPolicy& wait) {
+Status ExecuteRun(Run& run, const WaitPolicy& wait) {
   const Deadline deadline = Deadline::After(wait.timeoutMs);
   const int64_t spinNs = static_cast<int64_t>(wait.spinUs) * 1000;
   const int64_t yieldNs = static_cast<int64_t>(wait.yieldUs) * 1000;

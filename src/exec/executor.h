@@ -38,11 +38,11 @@ struct WaitPolicy {
   int deadStallMs = 1000;
 };
 
-class PlanRun;
+class Run;
 
-// Runs a started PlanRun to completion. Errors: strataTimeout (message names the peers waited
+// Runs a started run (PlanRun, QuantPlanRun) to completion. Errors: strataTimeout (message names the peers waited
 // for), strataCommAborted, strataRemoteError naming a dead peer, or whatever a connection reported.
-Status ExecuteRun(PlanRun& run, const WaitPolicy& wait);
+Status ExecuteRun(Run& run, const WaitPolicy& wait);
 
 // Same for a plan used once: resolves its connections, binds the buffers and runs it.
 Status ExecutePlan(const Plan& plan, void* const* buffers, ConnectionTable* conns, const WaitPolicy& wait);

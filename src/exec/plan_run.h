@@ -10,11 +10,12 @@
 
 #include "algorithms/plan.h"
 #include "core/status.h"
+#include "exec/run.h"
 #include "transport/connection.h"
 
 namespace strata {
 
-class PlanRun {
+class PlanRun : public Run {
  public:
   // The plan and the connection table must outlive the run.
   PlanRun(const Plan& plan, ConnectionTable* conns);
@@ -28,15 +29,15 @@ class PlanRun {
   // same sequence on every rank (it picks the half and the flag values).
   void start(void* const* buffers, uint64_t windowEpoch = 0);
   // Does every piece of work that is ready; sets *progressed when anything moved.
-  Status advance(bool* progressed);
+  Status advance(bool* progressed) override;
   // All steps done and every send has left this rank.
-  bool done() const { return finished_ && flushed_; }
+  bool done() const override { return finished_ && flushed_; }
   // Sockets to poll while nothing is ready; returns false when the plan uses no sockets.
-  bool pollFds(std::vector<pollfd>* fds);
+  bool pollFds(std::vector<pollfd>* fds) override;
   // The peers this run is waiting for, e.g. "receive from rank 3 (channel 0)".
-  std::string blockedOn() const;
+  std::string blockedOn() const override;
   // The same peers as ranks, ascending and distinct.
-  std::vector<int> blockedPeers() const;
+  std::vector<int> blockedPeers() const override;
 
  private:
   struct QueueState {

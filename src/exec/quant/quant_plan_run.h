@@ -11,11 +11,12 @@
 
 #include "algorithms/quant_plans.h"
 #include "core/status.h"
+#include "exec/run.h"
 #include "transport/connection.h"
 
 namespace strata {
 
-class QuantPlanRun {
+class QuantPlanRun : public Run {
  public:
   // The plan and the connection table must outlive the run.
   QuantPlanRun(const QuantPlan& plan, ConnectionTable* conns);
@@ -26,13 +27,13 @@ class QuantPlanRun {
   // rewinds. `call` numbers the communicator's quantized calls (the same on every rank): with the spec's
   // seed it picks the random bits of stochastic rounding, so a call repeats exactly and calls differ.
   void start(void* const* buffers, uint64_t call);
-  Status advance(bool* progressed);
-  bool done() const { return finished_ && flushed_; }
+  Status advance(bool* progressed) override;
+  bool done() const override { return finished_ && flushed_; }
   // Adds the descriptors to poll while blocked; true when it added any.
-  bool pollFds(std::vector<pollfd>* fds);
+  bool pollFds(std::vector<pollfd>* fds) override;
   // "receive from rank 3 (channel 0), ...": what the unfinished queues wait for.
-  std::string blockedOn() const;
-  std::vector<int> blockedPeers() const;
+  std::string blockedOn() const override;
+  std::vector<int> blockedPeers() const override;
 
  private:
   struct QueueState {

@@ -257,8 +257,9 @@ Status ResolveQuantSpec(const QuantSpec& requested, QuantSource source, strataDa
   *chosen = QuantSpec{};
   if (!requested.enabled) return Status::Ok();
   if (!QuantEligible(type, op)) {
-    if (source == QuantSource::kEnv) {
-      STRATA_LOG(INFO, COLL, "STRATA_QUANT ignored for datatype %d op %d: only sum and avg of fp32/fp16/bf16",
+    if (source != QuantSource::kCall) {
+      STRATA_LOG(INFO, COLL, "%s ignored for datatype %d op %d: only sum and avg of fp32/fp16/bf16",
+                 source == QuantSource::kEnv ? "STRATA_QUANT" : "the communicator's quantization spec",
                  static_cast<int>(type), static_cast<int>(op));
       return Status::Ok();
     }

@@ -44,8 +44,8 @@ void QuantOptionsFromSpec(const QuantSpec& spec, strataQuantOptions_t* out);
 // Where a spec came from decides what an ineligible call or a small buffer does with it.
 enum class QuantSource { kCall, kComm, kEnv };
 
-// The spec a call runs with. An ineligible (type, op) is an error for a spec given per call or per
-// communicator, and falls back to exact (with an INFO line) for one from STRATA_QUANT. Buffers below
+// The spec a call runs with. An ineligible (type, op) is an error for a spec given per call, and falls back
+// to exact (with an INFO line) for one that covers every call (the communicator's config, STRATA_QUANT). Buffers below
 // `min_bytes` run exact unless the call itself asked for quantization.
 Status ResolveQuantSpec(const QuantSpec& requested, QuantSource source, strataDataType_t type, strataRedOp_t op,
                         size_t bytes, uint64_t min_bytes, QuantSpec* chosen);

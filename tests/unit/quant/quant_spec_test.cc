@@ -218,11 +218,12 @@ TEST(QuantSpecEligibility, ResolveBySource) {
   EXPECT_FALSE(chosen.enabled);
   ASSERT_TRUE(ResolveQuantSpec(spec, QuantSource::kCall, strataFloat16, strataSum, 1000, 1 << 20, &chosen).ok());
   EXPECT_TRUE(chosen.enabled);
-  // Ineligible: an error when asked for explicitly, exact when it came from the environment.
+  // Ineligible: an error when the call asked for it, exact when the spec covers every call of the
+  // communicator (its config or the environment: barriers and integer gathers run there too).
   EXPECT_EQ(ResolveQuantSpec(spec, QuantSource::kCall, strataInt32, strataSum, 1 << 20, 0, &chosen).code(),
             strataInvalidArgument);
-  EXPECT_EQ(ResolveQuantSpec(spec, QuantSource::kComm, strataFloat32, strataMax, 1 << 20, 0, &chosen).code(),
-            strataInvalidArgument);
+  ASSERT_TRUE(ResolveQuantSpec(spec, QuantSource::kComm, strataFloat32, strataMax, 1 << 20, 0, &chosen).ok());
+  EXPECT_FALSE(chosen.enabled);
   ASSERT_TRUE(ResolveQuantSpec(spec, QuantSource::kEnv, strataFloat64, strataSum, 1 << 20, 0, &chosen).ok());
   EXPECT_FALSE(chosen.enabled);
   // No spec: exact.
