@@ -16,7 +16,12 @@ class AllGatherBench final : public CollectiveBench {
     return s;
   }
   double busBwFactor(int n) const override { return static_cast<double>(n - 1) / n; }
+  bool quantizable() const override { return true; }
   void run(const CallArgs& a) const override {
+    if (a.quant) {
+      PERF_STRATA_CHECK(a.comm, strataAllGatherEx(a.send, a.recv, a.count, a.type, a.comm, nullptr, a.quant));
+      return;
+    }
     PERF_STRATA_CHECK(a.comm, strataAllGather(a.send, a.recv, a.count, a.type, a.comm, nullptr));
   }
   ElementSource expected(const OutputPlace& p, size_t i) const override {

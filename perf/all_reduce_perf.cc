@@ -15,7 +15,12 @@ class AllReduceBench final : public CollectiveBench {
   }
   // A ring moves 2(n-1)/n of the buffer over each link.
   double busBwFactor(int n) const override { return 2.0 * (n - 1) / n; }
+  bool quantizable() const override { return true; }
   void run(const CallArgs& a) const override {
+    if (a.quant) {
+      PERF_STRATA_CHECK(a.comm, strataAllReduceEx(a.send, a.recv, a.count, a.type, a.op, a.comm, nullptr, a.quant));
+      return;
+    }
     PERF_STRATA_CHECK(a.comm, strataAllReduce(a.send, a.recv, a.count, a.type, a.op, a.comm, nullptr));
   }
   ElementSource expected(const OutputPlace& /*place*/, size_t i) const override { return ElementSource::Reduce(i); }

@@ -17,7 +17,13 @@ class ReduceScatterBench final : public CollectiveBench {
     return s;
   }
   double busBwFactor(int n) const override { return static_cast<double>(n - 1) / n; }
+  bool quantizable() const override { return true; }
   void run(const CallArgs& a) const override {
+    if (a.quant) {
+      PERF_STRATA_CHECK(a.comm,
+                        strataReduceScatterEx(a.send, a.recv, a.count, a.type, a.op, a.comm, nullptr, a.quant));
+      return;
+    }
     PERF_STRATA_CHECK(a.comm, strataReduceScatter(a.send, a.recv, a.count, a.type, a.op, a.comm, nullptr));
   }
   ElementSource expected(const OutputPlace& p, size_t i) const override {

@@ -29,6 +29,7 @@ struct CallArgs {
   strataComm_t comm;
   int rank;
   int nranks;
+  const strataQuantOptions_t* quant;  // -q: the Ex entry point with this spec; NULL: the plain call
 };
 
 // Identifies one output buffer: rank `rank` of `nranks`, after a call with this root and count.
@@ -53,6 +54,8 @@ class CollectiveBench {
   // `elements`: the size column divided by the type size, already a multiple of sizeDivisor.
   virtual BufferShape shape(size_t elements, int nranks) const = 0;
   virtual double busBwFactor(int nranks) const = 0;
+  // Whether the tool has a quantized form (-q: strataAllReduceEx, strataReduceScatterEx, strataAllGatherEx).
+  virtual bool quantizable() const { return false; }
   // Whether this rank's send buffer matters (broadcast: the root's only).
   virtual bool hasInput(int /*rank*/, int /*root*/) const { return true; }
   // Runs the collective once; failures go through PERF_STRATA_CHECK.

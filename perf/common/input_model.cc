@@ -1,6 +1,7 @@
 #include "input_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "float_codec.h"
@@ -57,7 +58,29 @@ int64_t CountChangedAs(const T* in, size_t count, const InputModel& m, int rank)
   return changed;
 }
 
+constexpr int kGaussCodes = 1 << 16;
+
+// The standard normal quantiles of (k + 0.5) / kGaussCodes, by bisection on erfc: built once.
+const std::vector<double>& GaussQuantiles() {
+  static const std::vector<double> table = [] {
+    std::vector<double> q(kGaussCodes);
+    for (int k = 0; k < kGaussCodes; ++k) {
+      const double p = (k + 0.5) / kGaussCodes;
+      double lo = -9, hi = 9;
+      for (int it = 0; it < 60; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
+      }
+      q[static_cast<size_t>(k)] = 0.5 * (lo + hi);
+    }
+    return q;
+  }();
+  return table;
+}
+
 }  // namespace
+
+double GaussPatternMaxAbs() { return std::fabs(GaussQuantiles().front()); }
 
 InputPattern PatternFor(bool reduces, strataRedOp_t op) {
   if (!reduces) return InputPattern::kCopy;
@@ -108,13 +131,19 @@ InputModel::InputModel(const TypeDesc& type, InputPattern pattern, int nranks, u
     case InputPattern::kProd:
       lo_ = -2, hi_ = 2;
       break;
+    case InputPattern::kGauss:
+      lo_ = 0, hi_ = kGaussCodes - 1;
+      break;
   }
   const size_t span = static_cast<size_t>(hi_ - lo_ + 1);
   bits_.resize(span);
   values_.resize(span);
   for (int64_t c = lo_; c <= hi_; ++c) {
     const size_t i = static_cast<size_t>(c - lo_);
-    if (isFloat) {
+    if (isFloat && pattern == InputPattern::kGauss) {
+      bits_[i] = EncodeFloat(type, GaussQuantiles()[i]);
+      values_[i] = FloatBitsToDouble(type, bits_[i]);
+    } else if (isFloat) {
       bits_[i] = EncodeFloat(type, static_cast<double>(c) * scale);
       values_[i] = FloatBitsToDouble(type, bits_[i]);
     } else {

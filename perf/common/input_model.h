@@ -20,6 +20,7 @@ enum class InputPattern {
   kAvg,     // like kSum, and integer sums do not overflow before the division
   kProd,    // +-1, and one rank per element contributes +-2: products never overflow
   kMinMax,  // a wide range; floats take quarter steps
+  kGauss,   // float types: standard normal values (65536 quantiles), for quantized runs (-q)
 };
 InputPattern PatternFor(bool reduces, strataRedOp_t op);
 
@@ -52,6 +53,9 @@ class InputModel {
   std::vector<uint64_t> bits_;
   std::vector<double> values_;
 };
+
+// The largest |value| of the kGauss pattern (its most extreme quantile, before rounding to the type).
+double GaussPatternMaxAbs();
 
 // Reads element i of a buffer of `size`-byte elements as zero-extended bits.
 uint64_t LoadElementBits(const void* buf, size_t size, size_t i);

@@ -54,10 +54,11 @@ const option kLongOptions[] = {
     {"average", required_argument, nullptr, 'a'},
     {"json", required_argument, nullptr, 'J'},
     {"algorithm", required_argument, nullptr, 'A'},
+    {"quant", required_argument, nullptr, 'q'},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
-const char kShortOptions[] = ":t:g:b:e:i:f:n:m:w:p:c:o:d:r:z:y:T:G:C:a:J:A:h";
+const char kShortOptions[] = ":t:g:b:e:i:f:n:m:w:p:c:o:d:r:z:y:T:G:C:a:J:A:q:h";
 
 }  // namespace
 
@@ -121,6 +122,8 @@ void PrintUsage(FILE* out, const char* prog) {
                "\t[-J,--json <file>] (rank 0 writes the results as JSON)\n"
                "\t[-A,--algorithm <name>] (force an algorithm: ring, chain, direct, tree, rd, rhd, hier, hier_leader,\n"
                "\t                         pairwise, or collective:name;... as STRATA_ALGO; default: the selector)\n"
+               "\t[-q,--quant <spec>] (quantized: int8:128, int4:32, bf16, fp8e4m3:64, ... as STRATA_QUANT;\n"
+               "\t                     all_reduce, reduce_scatter, all_gather; adds the error column)\n"
                "\t[-h,--help]\n",
                prog);
 }
@@ -229,6 +232,15 @@ ParseOutcome ParsePerfOptions(int argc, char** argv, PerfOptions* opts, std::str
         ok = !arg.empty();  // the communicator checks the name and says what it accepts
         opts->algorithm = arg;
         break;
+      case 'q': {
+        strataQuantOptions_t q = STRATA_QUANT_OPTIONS_INITIALIZER;
+        if (strataQuantOptionsParse(arg.c_str(), &q) != strataSuccess) {
+          *error = "invalid value '" + arg + "' for -q: " + strataGetLastError(nullptr);
+          return ParseOutcome::kError;
+        }
+        opts->quant = arg;
+        break;
+      }
       case 'h':
         return ParseOutcome::kHelp;
       case ':':

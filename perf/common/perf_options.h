@@ -32,6 +32,7 @@ struct PerfOptions {
   int timeoutSec = 0;     // -T: the communicator's timeout (strataConfig_t.timeoutMs)
   std::string jsonPath;   // -J
   std::string algorithm;  // -A: forced algorithm (strataConfig_t.algorithm; STRATA_ALGO's grammar)
+  std::string quant;      // -q: quantization spec (STRATA_QUANT's grammar) passed to the Ex entry points
   std::string commandLine;
 };
 

@@ -36,15 +36,29 @@ void WriteJsonPass(FILE* f, const char* name, const PassResult& p) {
   std::fprintf(f, "\"%s\": {\"time_us\": %s, \"algbw_GBps\": %s, \"busbw_GBps\": %s, \"wrong\": ", name,
                JsonNumber(p.timeUs).c_str(), JsonNumber(p.algBw).c_str(), JsonNumber(p.busBw).c_str());
   if (p.wrong < 0) {
-    std::fputs("null}", f);
+    std::fputs("null", f);
   } else {
-    std::fprintf(f, "%lld}", static_cast<long long>(p.wrong));
+    std::fprintf(f, "%lld", static_cast<long long>(p.wrong));
   }
+  if (p.error >= 0) std::fprintf(f, ", \"error\": %s", JsonNumber(p.error).c_str());
+  std::fputc('}', f);
 }
 
 }  // namespace
 
-void PrintTableHeader(FILE* out) {
+void PrintTableHeader(FILE* out, bool errorColumn) {
+  if (errorColumn) {
+    // The error column follows #wrong in each half; the rest keeps nccl-tests' layout.
+    std::fprintf(out, "# %10s  %12s  %8s  %6s  %6s                out-of-place                                in-place          \n",
+                 "", "", "", "", "");
+    std::fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %7s  %6s  %6s %6s  %7s  %s\n", "size", "count",
+                 "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "error", "time", "algbw", "busbw", "#wrong",
+                 "error", "algo");
+    std::fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %7s  %6s  %6s  %5s  %7s\n", "(B)",
+                 "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "", "(us)", "(GB/s)", "(GB/s)", "", "");
+    std::fflush(out);
+    return;
+  }
   std::fprintf(out, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "",
                "", "", "", "");
   std::fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s  %s\n", "size", "count", "type",
@@ -60,7 +74,7 @@ void PrintRowStart(FILE* out, const ResultRow& row) {
   std::fflush(out);
 }
 
-void PrintPass(FILE* out, const PassResult& pass) {
+void PrintPass(FILE* out, const PassResult& pass, bool errorColumn) {
   // nccl-tests' time format: fewer decimals as the number grows, always 7 columns.
   char time[32];
   if (pass.timeUs >= 10000.0) {
@@ -77,6 +91,13 @@ void PrintPass(FILE* out, const PassResult& pass) {
     std::snprintf(wrong, sizeof wrong, "%lld", static_cast<long long>(pass.wrong));
   }
   std::fprintf(out, "  %7s  %6.2f  %6.2f  %5s", time, pass.algBw, pass.busBw, wrong);
+  if (errorColumn) {
+    if (pass.error < 0) {
+      std::fprintf(out, "  %7s", "N/A");
+    } else {
+      std::fprintf(out, "  %7.4f", pass.error);
+    }
+  }
   std::fflush(out);
 }
 

@@ -14,6 +14,7 @@ struct PassResult {
   double algBw = 0;  // GB/s, 1e9 bytes per second
   double busBw = 0;
   int64_t wrong = -1;  // elements summed over ranks; -1: not checked (-c 0)
+  double error = -1;   // quantized runs (-q): relative L2 error against a float64 reduction; -1: none
 };
 
 struct ResultRow {
@@ -27,10 +28,11 @@ struct ResultRow {
   PassResult inPlace;
 };
 
-void PrintTableHeader(FILE* out);
+// `errorColumn` (quantized runs): an `error` column after each #wrong.
+void PrintTableHeader(FILE* out, bool errorColumn = false);
 // A row is printed in pieces as its measurements finish, as nccl-tests does, so slow sizes show progress.
 void PrintRowStart(FILE* out, const ResultRow& row);
-void PrintPass(FILE* out, const PassResult& pass);
+void PrintPass(FILE* out, const PassResult& pass, bool errorColumn = false);
 // Ends the row with the algorithm column.
 void PrintRowEnd(FILE* out, const std::string& algorithm);
 // failedChecks: measurements with #wrong > 0.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -70,7 +71,13 @@ class PerfSession {
   void AllocateBuffers();
   void RunSweepPoint(const SweepPoint& point);
   PassResult Measure(const SweepPoint& point, const BufferShape& shape, size_t bytes, bool inPlace);
-  int64_t CheckOnce(const SweepPoint& point, const BufferShape& shape, bool inPlace, uint64_t seed);
+  // Elements beyond the bound; for quantized runs also the squared errors (QuantCheck).
+  QuantCheck CheckOnce(const SweepPoint& point, const BufferShape& shape, bool inPlace, uint64_t seed);
+  InputPattern PatternOf(const SweepPoint& point) const {
+    return quantized_ ? InputPattern::kGauss : PatternFor(bench_.reduces(), point.op);
+  }
+  // -q: the spec, and whether every swept type and op can take it; prints why not.
+  bool SetUpQuant();
   CallBuffers BuffersFor(const SweepPoint& point, const BufferShape& shape, bool inPlace, size_t iteration) const;
   void RunOne(const SweepPoint& point, const BufferShape& shape, const CallBuffers& b) const;
   double ReportedSeconds(double mine);
@@ -91,6 +98,8 @@ class PerfSession {
   double busBwSum_ = 0;
   int busBwCount_ = 0;
   std::string measuredAlgorithm_;  // of the last timed loop
+  bool quantized_ = false;          // -q with a spec other than none
+  strataQuantOptions_t quant_ = STRATA_QUANT_OPTIONS_INITIALIZER;
 };
 
 // The harness's own exchanges use AllGather of bytes only, so that timing and error counts do not depend
@@ -178,7 +187,28 @@ CallBuffers PerfSession::BuffersFor(const SweepPoint& point, const BufferShape& 
 }
 
 void PerfSession::RunOne(const SweepPoint& point, const BufferShape& shape, const CallBuffers& b) const {
-  bench_.run(CallArgs{b.send, b.recv, shape.count, point.type->type, point.op, point.root, comm_, rank_, nranks_});
+  bench_.run(CallArgs{b.send, b.recv, shape.count, point.type->type, point.op, point.root, comm_, rank_, nranks_,
+                      quantized_ ? &quant_ : nullptr});
+}
+
+bool PerfSession::SetUpQuant() {
+  if (opts_.quant.empty()) return true;
+  if (strataQuantOptionsParse(opts_.quant.c_str(), &quant_) != strataSuccess) {  // checked by the parser already
+    if (IsPrinter()) std::fprintf(stderr, "-q %s: %s\n", opts_.quant.c_str(), strataGetLastError(nullptr));
+    return false;
+  }
+  quantized_ = quant_.format != strataQuantNone;
+  if (!quantized_) return true;
+  std::string why;
+  if (!bench_.quantizable()) why = std::string(bench_.name()) + " has no quantized form (all_reduce, reduce_scatter, all_gather have)";
+  for (strataDataType_t t : opts_.types)
+    if (why.empty() && t != strataFloat32 && t != strataFloat16 && t != strataBfloat16)
+      why = std::string("datatype ") + GetTypeDesc(t).name + " cannot be quantized (float, half, bfloat16 can)";
+  for (strataRedOp_t op : opts_.ops)
+    if (why.empty() && bench_.reduces() && op != strataSum && op != strataAvg)
+      why = std::string("op ") + OpName(op) + " cannot be quantized (sum, avg can)";
+  if (!why.empty() && IsPrinter()) std::fprintf(stderr, "-q %s: %s\n", opts_.quant.c_str(), why.c_str());
+  return why.empty();
 }
 
 double PerfSession::ReportedSeconds(double mine) {
@@ -198,9 +228,9 @@ double PerfSession::ReportedSeconds(double mine) {
   return sum / static_cast<double>(all.size());
 }
 
-int64_t PerfSession::CheckOnce(const SweepPoint& point, const BufferShape& shape, bool inPlace, uint64_t seed) {
+QuantCheck PerfSession::CheckOnce(const SweepPoint& point, const BufferShape& shape, bool inPlace, uint64_t seed) {
   const TypeDesc& t = *point.type;
-  const InputModel model(t, PatternFor(bench_.reduces(), point.op), nranks_, seed);
+  const InputModel model(t, PatternOf(point), nranks_, seed);
   const CallBuffers b = BuffersFor(point, shape, inPlace, 0);
   const bool realInPlace = inPlace && bench_.hasInPlace();
   const bool hasInput = bench_.hasInput(rank_, point.root);
@@ -217,17 +247,23 @@ int64_t PerfSession::CheckOnce(const SweepPoint& point, const BufferShape& shape
   RunOne(point, shape, b);
 
   const OutputPlace place{rank_, nranks_, point.root, shape.count};
-  int64_t wrong =
-      CountWrongElements(model, point.op, b.recv, shape.recvCount, [&](size_t i) { return bench_.expected(place, i); });
+  auto source = [&](size_t i) { return bench_.expected(place, i); };
+  QuantCheck c;
+  if (quantized_) {
+    c = CheckQuantizedElements(model, point.op, b.recv, shape.recvCount, source, QuantUnitError(quant_),
+                               GaussPatternMaxAbs());
+  } else {
+    c.wrong = CountWrongElements(model, point.op, b.recv, shape.recvCount, source);
+  }
   // An out-of-place call must leave its input alone.
-  if (!realInPlace && hasInput) wrong += model.CountChangedInputs(b.send, shape.sendCount, rank_);
-  return wrong;
+  if (!realInPlace && hasInput) c.wrong += model.CountChangedInputs(b.send, shape.sendCount, rank_);
+  return c;
 }
 
 PassResult PerfSession::Measure(const SweepPoint& point, const BufferShape& shape, size_t bytes, bool inPlace) {
   if (opts_.check > 0 && bench_.hasInput(rank_, point.root)) {
     // Time on the kind of data that is checked (the check refills it after the timed loop anyway).
-    const InputModel model(*point.type, PatternFor(bench_.reduces(), point.op), nranks_, nextSeed_);
+    const InputModel model(*point.type, PatternOf(point), nranks_, nextSeed_);
     model.Fill(BuffersFor(point, shape, inPlace, 0).send, shape.sendCount, rank_);
   }
   const bool barrierEach = opts_.blocking != 0;
@@ -262,10 +298,16 @@ PassResult PerfSession::Measure(const SweepPoint& point, const BufferShape& shap
   r.busBw = r.algBw * bench_.busBwFactor(nranks_);
   if (opts_.check > 0) {
     r.wrong = 0;
+    double errSq = 0, refSq = 0;
     for (int c = 0; c < opts_.check && r.wrong == 0; ++c) {
-      const int64_t mine = CheckOnce(point, shape, inPlace, nextSeed_++);
-      for (const int64_t w : Gather(mine)) r.wrong += w;
+      const QuantCheck mine = CheckOnce(point, shape, inPlace, nextSeed_++);
+      for (const QuantCheck& q : Gather(mine)) {
+        r.wrong += q.wrong;
+        errSq += q.errSq;
+        refSq += q.refSq;
+      }
     }
+    if (quantized_) r.error = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
   }
   return r;
 }
@@ -285,10 +327,10 @@ void PerfSession::RunSweepPoint(const SweepPoint& point) {
     if (IsPrinter()) PrintRowStart(stdout, row);
     row.outOfPlace = Measure(point, shape, row.bytes, false);
     row.algorithm = measuredAlgorithm_;
-    if (IsPrinter()) PrintPass(stdout, row.outOfPlace);
+    if (IsPrinter()) PrintPass(stdout, row.outOfPlace, quantized_);
     row.inPlace = Measure(point, shape, row.bytes, true);
     if (IsPrinter()) {
-      PrintPass(stdout, row.inPlace);
+      PrintPass(stdout, row.inPlace, quantized_);
       PrintRowEnd(stdout, row.algorithm);
     }
     for (const PassResult* p : {&row.outOfPlace, &row.inPlace}) {
@@ -321,9 +363,17 @@ int PerfSession::Run() {
     PERF_STRATA_CHECK(nullptr, strataCommDestroy(comm_));
     return 1;
   }
+  if (!SetUpQuant()) {
+    PERF_STRATA_CHECK(nullptr, strataCommDestroy(comm_));
+    return 1;
+  }
   PrintPreamble();
+  if (quantized_ && IsPrinter()) {
+    std::printf("# Quantized: %s (error: relative L2 error against a float64 reduction; #wrong: elements beyond the "
+                "spec's worst case)\n#\n", opts_.quant.c_str());
+  }
   AllocateBuffers();
-  if (IsPrinter()) PrintTableHeader(stdout);
+  if (IsPrinter()) PrintTableHeader(stdout, quantized_);
 
   std::vector<int> roots;
   if (!bench_.rooted()) {

@@ -93,6 +93,54 @@ double FloatSumTolerance(const TypeDesc& type, int nranks, double absSum, bool a
   return (nranks + 2) * (u * magnitude + tiny);
 }
 
+double QuantUnitError(const strataQuantOptions_t& spec) {
+  double half = 0;  // half a step, relative to the block's largest magnitude
+  switch (spec.format) {
+    case strataQuantInt8: half = 0.5 / 127; break;
+    case strataQuantInt4: half = 0.5 / 7; break;
+    case strataQuantFp8e4m3: half = std::ldexp(1.0, -4); break;  // 3 mantissa bits
+    case strataQuantFp8e5m2: half = std::ldexp(1.0, -3); break;  // 2
+    case strataQuantBf16: half = std::ldexp(1.0, -8); break;     // 7
+    case strataQuantFp16: half = std::ldexp(1.0, -11); break;    // 10
+    default: return 0;
+  }
+  // A scale stored in fp16 is rounded up (at most 2^-10 relative); 1% spare for the fp32 arithmetic.
+  const double scaleSlack = spec.scaleFormat == strataQuantScaleFp16 ? 1 + std::ldexp(1.0, -10) : 1;
+  return half * (spec.rounding == strataQuantRoundStochastic ? 2 : 1) * scaleSlack * 1.01;
+}
+
+QuantCheck CheckQuantizedElements(const InputModel& m, strataRedOp_t op, const void* out, size_t count,
+                                  const std::function<ElementSource(size_t)>& source, double unit, double maxAbs) {
+  const TypeDesc& t = m.type();
+  const int n = m.nranks();
+  const double ioUnit = std::ldexp(1.0, -t.precision);  // rounding of the result to its type
+  QuantCheck c;
+  for (size_t i = 0; i < count; ++i) {
+    const ElementSource src = source(i);
+    if (src.kind == ElementSource::Kind::kSkip) continue;
+    double want = 0, bound = 0;
+    if (src.kind == ElementSource::Kind::kCopy) {
+      want = m.FloatValue(m.Code(src.rank, src.index));
+      bound = unit * maxAbs;
+    } else {
+      for (int r = 0; r < n; ++r) want += m.FloatValue(m.Code(r, src.index));
+      // n contributions, the reduced value, and fp32 accumulation.
+      bound = unit * 2 * n * maxAbs + std::ldexp(1.0, -22) * n * maxAbs;
+      if (op == strataAvg) {
+        want /= n;
+        bound /= n;
+      }
+    }
+    bound += (std::fabs(want) + bound) * ioUnit;
+    const double got = FloatBitsToDouble(t, LoadElementBits(out, t.size, i));
+    const double err = got - want;
+    c.wrong += !(std::fabs(err) <= bound);  // NaN counts
+    c.errSq += err * err;
+    c.refSq += want * want;
+  }
+  return c;
+}
+
 int64_t CountWrongElements(const InputModel& m, strataRedOp_t op, const void* out, size_t count,
                            const std::function<ElementSource(size_t)>& source) {
   const TypeDesc& t = m.type();
