@@ -4,6 +4,7 @@ Where gloo (torch 1.13) lacks an operation, the reference is built from gloo ope
 reduce-scatter from gloo's allreduce, AVG from gloo's SUM, the tensor forms from the list forms.
 
     PYTHONPATH=build/python /usr/bin/python3 tests/integrations/torch_collectives_test.py NRANKS"""
+import os
 import sys
 from datetime import timedelta
 
@@ -191,6 +192,31 @@ def check_subgroup(rank, n, gloo):
         assert x.tolist() == [float(sum(evens))] * 5, x
 
 
+def check_quantized(rank, n, gloo):
+    # A group with a quantization spec (pg_options), its ranks split into two hosts by STRATA_HOSTID (read
+    # when the group's communicator is made): all_reduce runs quantized, within int8's bound of gloo's exact
+    # sum, and bit-identical on every rank. On one host the same group stays exact.
+    import strata_torch
+    torch.manual_seed(1234 + rank)
+    x = torch.randn(300_000)  # 1.2 MB: above STRATA_QUANT_MIN_BYTES
+    exact = x.clone()
+    dist.all_reduce(exact, group=gloo)
+    for hosts in (1, 2):
+        os.environ["STRATA_HOSTID"] = f"quant-host{rank * hosts // n}"
+        group = dist.new_group(backend="strata", pg_options=strata_torch.Options(quant="int8:128"))
+        y = x.clone()
+        dist.all_reduce(y, group=group)
+        err = ((y.double() - exact.double()).norm() / exact.double().norm()).item()
+        if hosts == 1:
+            assert err < 1e-6, f"one host: error {err}, expected the exact path"
+        else:
+            assert 1e-6 < err < 0.01, f"two hosts: relative error {err}, expected int8:128's (0, 1%)"
+            everyone = [torch.empty_like(y) for _ in range(n)]
+            dist.all_gather(everyone, y, group=gloo)
+            assert all(torch.equal(everyone[0], e) for e in everyone), "ranks differ"
+    del os.environ["STRATA_HOSTID"]
+
+
 def check_errors(rank, n, gloo):
     # Checked before anything is queued, so every rank raises the same error and the group stays usable.
     cases = [
@@ -212,7 +238,7 @@ def check_errors(rank, n, gloo):
 
 
 CHECKS = [check_all_reduce, check_all_reduce_coalesced, check_broadcast_reduce, check_gathers, check_reduce_scatter,
-          check_all_to_all, check_send_recv, check_async_and_futures, check_subgroup, check_errors]
+          check_all_to_all, check_send_recv, check_async_and_futures, check_subgroup, check_quantized, check_errors]
 
 
 def rank_main(rank, n):

@@ -120,6 +120,7 @@ ProcessGroupStrata::ProcessGroupStrata(const c10::intrusive_ptr<c10d::Store>& st
   config.shmDisable = options.shmDisable;
   config.nSocketsPerPeer = options.nSocketsPerPeer;
   if (!options.commName.empty()) config.commName = options.commName.c_str();
+  if (!options.quant.empty()) config.quant = options.quant.c_str();
   Check(strataCommInitRankConfig(&comm_, size, id, rank, &config), "communicator init", nullptr);
   queue_ = std::make_unique<WorkQueue>();
   init();  // torch's usage logging, as its own backends do

@@ -23,6 +23,7 @@ struct BackendOptions {
   int shmDisable = STRATA_CONFIG_UNDEF_INT;
   int nSocketsPerPeer = STRATA_CONFIG_UNDEF_INT;
   std::string commName;
+  std::string quant;  // strataConfig_t.quant: a quantization spec; empty keeps STRATA_QUANT
 };
 
 class ProcessGroupStrata : public BackendBase {

@@ -28,16 +28,20 @@ class Options:
     shm_disable:      True: TCP even between ranks of one host (STRATA_SHM_DISABLE)
     sockets_per_peer: TCP sockets per peer and channel (STRATA_NSOCKS_PERPEER)
     comm_name:        name shown in strata's log lines
+    quant:            quantization spec for the group's eligible calls (sum/avg of float32, float16,
+                      bfloat16 all_reduce, reduce_scatter, all_gather), e.g. "int8:128"; "none" turns
+                      STRATA_QUANT off for this group (strataConfig_t.quant; docs/QUANTIZATION.md)
 
-    Settings the library reads at communicator init from the environment (quantization through
-    STRATA_QUANT, once the library has it) apply to every group; set them before init_process_group.
+    Settings the library reads at communicator init from the environment (STRATA_QUANT among them)
+    apply to every group without its own; set them before init_process_group.
     """
 
-    def __init__(self, nchannels=None, shm_disable=None, sockets_per_peer=None, comm_name=None):
+    def __init__(self, nchannels=None, shm_disable=None, sockets_per_peer=None, comm_name=None, quant=None):
         self.nchannels = nchannels
         self.shm_disable = shm_disable
         self.sockets_per_peer = sockets_per_peer
         self.comm_name = comm_name
+        self.quant = quant
 
     def _to_c(self):
         c = _C._BackendOptions()
@@ -49,11 +53,13 @@ class Options:
             c.sockets_per_peer = int(self.sockets_per_peer)
         if self.comm_name is not None:
             c.comm_name = str(self.comm_name)
+        if self.quant is not None:
+            c.quant = str(self.quant)
         return c
 
     def __repr__(self):
         return (f"strata_torch.Options(nchannels={self.nchannels}, shm_disable={self.shm_disable}, "
-                f"sockets_per_peer={self.sockets_per_peer}, comm_name={self.comm_name!r})")
+                f"sockets_per_peer={self.sockets_per_peer}, comm_name={self.comm_name!r}, quant={self.quant!r})")
 
 
 def strata_version():
