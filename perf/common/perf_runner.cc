@@ -207,7 +207,10 @@ bool PerfSession::SetUpQuant() {
   for (strataRedOp_t op : opts_.ops)
     if (why.empty() && bench_.reduces() && op != strataSum && op != strataAvg)
       why = std::string("op ") + OpName(op) + " cannot be quantized (sum, avg can)";
-  if (!why.empty() && IsPrinter()) std::fprintf(stderr, "-q %s: %s\n", opts_.quant.c_str(), why.c_str());
+  if (!why.empty() && IsPrinter()) {
+    std::fprintf(stderr, "-q %s: %s\n", opts_.quant.c_str(), why.c_str());
+    std::fflush(stderr);
+  }
   return why.empty();
 }
 
@@ -364,6 +367,9 @@ int PerfSession::Run() {
     return 1;
   }
   if (!SetUpQuant()) {
+    // Every rank comes to the same verdict; rank 0 says why before any rank exits (the launcher stops the job
+    // at the first rank that fails).
+    PERF_STRATA_CHECK(comm_, strataBarrier(comm_));
     PERF_STRATA_CHECK(nullptr, strataCommDestroy(comm_));
     return 1;
   }

@@ -182,20 +182,11 @@ Status PlanRun::advance(bool* progressed) {
   return Status::Ok();
 }
 
-bool PlanRun::pollFds(std::vector<pollfd>* fds) {
-  size_t before = fds->size();
-  for (RecvConnection* c : recvConns_) c->addPollFds(fds);
-  for (SendConnection* c : sendConns_) c->addPollFds(fds);
-  return fds->size() > before;
-}
+bool PlanRun::pollFds(std::vector<pollfd>* fds) { return PollConnections(recvConns_, sendConns_, fds); }
 
 std::string PlanRun::blockedOn() const {
   std::string out;
-  auto add = [&out](const std::string& s) {
-    if (out.find(s) != std::string::npos) return;
-    if (!out.empty()) out += ", ";
-    out += s;
-  };
+  auto add = [&out](const std::string& s) { AddDistinct(&out, s); };
   for (const QueueState& q : queues_) {
     if (q.step >= q.queue->steps.size()) continue;
     const Step& s = q.queue->steps[q.step];
@@ -204,10 +195,7 @@ std::string PlanRun::blockedOn() const {
     else if (s.recvPeer >= 0) add("receive from rank " + std::to_string(s.recvPeer) + ch);
     else if (s.sendPeer >= 0) add("send to rank " + std::to_string(s.sendPeer) + ch);
   }
-  if (out.empty() && !flushed_) {
-    for (SendConnection* c : sendConns_)
-      if (!c->flushed()) add("delivery to rank " + std::to_string(c->peer()));
-  }
+  if (out.empty() && !flushed_) AddUndelivered(sendConns_, &out);
   return out;
 }
 
@@ -223,13 +211,8 @@ std::vector<int> PlanRun::blockedPeers() const {
     if (s.recvPeer >= 0) out.push_back(s.recvPeer);
     else if (s.sendPeer >= 0) out.push_back(s.sendPeer);
   }
-  if (out.empty() && !flushed_) {
-    for (SendConnection* c : sendConns_)
-      if (!c->flushed()) out.push_back(c->peer());
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
+  if (out.empty() && !flushed_) AddUndelivered(sendConns_, &out);
+  return SortedPeers(out);
 }
 
 }  // namespace strata

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "transport/connection.h"
 
 namespace strata {
 
@@ -24,5 +25,17 @@ class Run {
   virtual std::string blockedOn() const = 0;
   virtual std::vector<int> blockedPeers() const = 0;
 };
+
+// Pieces both runs share.
+// Adds every connection's descriptors; true when it added any.
+bool PollConnections(const std::vector<RecvConnection*>& recv, const std::vector<SendConnection*>& send,
+                     std::vector<pollfd>* fds);
+// Appends `item` to a ", "-joined list unless it is there already.
+void AddDistinct(std::string* list, const std::string& item);
+// A run whose steps are all done may still wait for its sends to be delivered: names those peers.
+void AddUndelivered(const std::vector<SendConnection*>& send, std::string* list);
+void AddUndelivered(const std::vector<SendConnection*>& send, std::vector<int>* peers);
+// Sorts and removes duplicates.
+std::vector<int> SortedPeers(std::vector<int> peers);
 
 }  // namespace strata

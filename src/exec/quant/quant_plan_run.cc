@@ -204,20 +204,11 @@ Status QuantPlanRun::advance(bool* progressed) {
   return Status::Ok();
 }
 
-bool QuantPlanRun::pollFds(std::vector<pollfd>* fds) {
-  const size_t before = fds->size();
-  for (RecvConnection* c : recvConns_) c->addPollFds(fds);
-  for (SendConnection* c : sendConns_) c->addPollFds(fds);
-  return fds->size() > before;
-}
+bool QuantPlanRun::pollFds(std::vector<pollfd>* fds) { return PollConnections(recvConns_, sendConns_, fds); }
 
 std::string QuantPlanRun::blockedOn() const {
   std::string out;
-  auto add = [&out](const std::string& s) {
-    if (out.find(s) != std::string::npos) return;
-    if (!out.empty()) out += ", ";
-    out += s;
-  };
+  auto add = [&out](const std::string& s) { AddDistinct(&out, s); };
   for (const QueueState& q : queues_) {
     if (q.step >= q.queue->steps.size()) continue;
     const QStep& s = q.queue->steps[q.step];
@@ -226,10 +217,7 @@ std::string QuantPlanRun::blockedOn() const {
     if (s.recvPeer >= 0) add("receive from rank " + std::to_string(s.recvPeer) + ch);
     else if (s.sendPeer >= 0) add("send to rank " + std::to_string(s.sendPeer) + ch);
   }
-  if (out.empty() && !flushed_) {
-    for (SendConnection* c : sendConns_)
-      if (!c->flushed()) add("delivery to rank " + std::to_string(c->peer()));
-  }
+  if (out.empty() && !flushed_) AddUndelivered(sendConns_, &out);
   return out;
 }
 
@@ -241,9 +229,8 @@ std::vector<int> QuantPlanRun::blockedPeers() const {
     if (s.recvPeer >= 0) out.push_back(s.recvPeer);
     else if (s.sendPeer >= 0) out.push_back(s.sendPeer);
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
+  if (out.empty() && !flushed_) AddUndelivered(sendConns_, &out);
+  return SortedPeers(out);
 }
 
 }  // namespace strata

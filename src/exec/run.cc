@@ -1,0 +1,37 @@
+#include "exec/run.h"
+
+#include <algorithm>
+
+namespace strata {
+
+bool PollConnections(const std::vector<RecvConnection*>& recv, const std::vector<SendConnection*>& send,
+                     std::vector<pollfd>* fds) {
+  const size_t before = fds->size();
+  for (RecvConnection* c : recv) c->addPollFds(fds);
+  for (SendConnection* c : send) c->addPollFds(fds);
+  return fds->size() > before;
+}
+
+void AddDistinct(std::string* list, const std::string& item) {
+  if (list->find(item) != std::string::npos) return;
+  if (!list->empty()) *list += ", ";
+  *list += item;
+}
+
+void AddUndelivered(const std::vector<SendConnection*>& send, std::string* list) {
+  for (SendConnection* c : send)
+    if (!c->flushed()) AddDistinct(list, "delivery to rank " + std::to_string(c->peer()));
+}
+
+void AddUndelivered(const std::vector<SendConnection*>& send, std::vector<int>* peers) {
+  for (SendConnection* c : send)
+    if (!c->flushed()) peers->push_back(c->peer());
+}
+
+std::vector<int> SortedPeers(std::vector<int> peers) {
+  std::sort(peers.begin(), peers.end());
+  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+  return peers;
+}
+
+}  // namespace strata
