@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 out=$1
 shift
 bin=${BIN:-build/bin}
-quiet=${QUIET:-$(command -v quietrun || true)}
+quiet=${QUIET-$(command -v quietrun || true)}
 netns=../shared/bench/netns.sh
 mkdir -p "$out"
 

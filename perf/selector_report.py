@@ -40,8 +40,8 @@ def main():
                 times[algo][int(size)] = ts
         for size, names in data.get("ran", {}).get("auto", {}).items():
             ran[int(size)] = names
-        for size, names in data.get("chosen", {}).items():  # older files: the set only
-            ran.setdefault(int(size), names)
+        for size, names in data.get("chosen", {}).items():  # older files: the set only, no counts
+            ran.setdefault(int(size), ["/".join(names)])
     forced_names = [a for a in times if a != "auto"]
     head = ["size", "selector ran", "selector (us)", "best forced", "best (us)", "ratio"]
     head += [f"{a} (us)" for a in forced_names] if args.all else ["ring (us)"]

@@ -15,14 +15,14 @@
 #
 # BIN (default build/bin) holds the tools; point it and LD_LIBRARY_PATH at a private copy of the build
 # so that a rebuild cannot change the library in the middle of a table. Each part wraps its benchmark
-# commands in QUIET (default quietrun when it exists).
+# commands in QUIET (default quietrun when it exists; QUIET= runs them bare, e.g. inside one quietrun call).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ $# -ge 2 ]] || { sed -n 2,20p "$0"; exit 2; }
 out=$1
 shift
 bin=${BIN:-build/bin}
-quiet=${QUIET:-$(command -v quietrun || true)}
+quiet=${QUIET-$(command -v quietrun || true)}
 netns=../shared/bench/netns.sh
 mkdir -p "$out"
 one_host=ring,tree,rd,rhd,direct@1M,oneshot@1M,twoshot@512K  # the caps: FIFO and window sizes
