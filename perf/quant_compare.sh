@@ -33,7 +33,7 @@ run() {
   $quiet env "$@" > "$out/${name}_$rep.txt" 2>&1 || { echo "FAILED: $name (see $out/${name}_$rep.txt)"; }
 }
 
-summary() {  # summary BASE NAME...: median busbw per size of each NAME, and NAME / BASE
+summary() {  # summary BASE NAME...: per size, each NAME's median time and busbw, and its speed over BASE
   python3 - "$out" "$reps" "$@" <<'PY'
 import statistics, sys
 out, reps, base, names = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[3:]
@@ -49,29 +49,32 @@ def rows(name):
             if not line.startswith(" ") or len(f) < 12 or not f[0].isdigit():
                 continue
             q = len(f) >= 16  # quantized rows carry an error column per half
-            oop, ip = (float(f[7]), float(f[12])) if q else (float(f[7]), float(f[11]))
-            err = f[9] if q else "-"
-            algo = f[-1]
-            per.setdefault(int(f[0]), []).append(((oop + ip) / 2, err, algo))
+            t0, t1 = (float(f[5]), float(f[10])) if q else (float(f[5]), float(f[9]))
+            b0, b1 = (float(f[7]), float(f[12])) if q else (float(f[7]), float(f[11]))
+            # Both passes of a run count: out-of-place and in-place.
+            for t, b in ((t0, b0), (t1, b1)):
+                per.setdefault(int(f[0]), []).append((t, b, f[9] if q else "-", f[-1]))
     return per
 data = {n: rows(n) for n in names}
-sizes = sorted(data[base])
-print("| size (B) | " + " | ".join(f"{n} busbw (GB/s), algo, error | {n}/{base}" if n != base else f"{n} busbw (GB/s), algo" for n in names) + " |")
-print("| ---: |" + " --- |" * (2 * len(names) - 1))
-for s in sizes:
-    b = statistics.median(x[0] for x in data[base][s])
+head = []
+for n in names:
+    head += [f"{n}: time (us), busbw (GB/s), algo" + (", error" if n != base else "")] + ([f"speed vs {base}"] if n != base else [])
+print("| size (B) | " + " | ".join(head) + " |")
+print("| ---: |" + " --- |" * len(head))
+for s in sorted(data[base]):
+    bt = statistics.median(x[0] for x in data[base][s])
     cells = []
     for n in names:
         runs = data[n].get(s, [])
         if not runs:
             cells += ["-"] + ([] if n == base else ["-"])
             continue
-        m = statistics.median(x[0] for x in runs)
-        algo, err = runs[0][2], runs[0][1]
-        if n == base:
-            cells.append(f"{m:.4g} ({algo})")
-        else:
-            cells += [f"{m:.4g} ({algo}, {err})", f"{m / b:.2f}x" if b else "-"]
+        t = statistics.median(x[0] for x in runs)
+        b = statistics.median(x[1] for x in runs)
+        algo, err = runs[0][3], runs[0][2]
+        cells.append(f"{t:.4g}, {b:.3g}, {algo}" + ("" if n == base else f", {err}"))
+        if n != base:
+            cells.append(f"{bt / t:.2f}x")
     print(f"| {s} | " + " | ".join(cells) + " |")
 PY
 }

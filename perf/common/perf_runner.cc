@@ -361,14 +361,14 @@ int PerfSession::Run() {
   summary_.commandLine = opts_.commandLine;
   summary_.collective = bench_.name();
   summary_.nranks = nranks_;
-  if (bench_.rooted() && !opts_.allRoots && opts_.root >= nranks_) {
-    if (IsPrinter()) std::fprintf(stderr, "root %d is not a rank (%d ranks)\n", opts_.root, nranks_);
-    PERF_STRATA_CHECK(nullptr, strataCommDestroy(comm_));
-    return 1;
+  // Refusals every rank comes to alike: rank 0 says why, and the barrier keeps every rank alive until it has
+  // (the launcher stops the job at the first rank that exits with an error).
+  const bool badRoot = bench_.rooted() && !opts_.allRoots && opts_.root >= nranks_;
+  if (badRoot && IsPrinter()) {
+    std::fprintf(stderr, "root %d is not a rank (%d ranks)\n", opts_.root, nranks_);
+    std::fflush(stderr);
   }
-  if (!SetUpQuant()) {
-    // Every rank comes to the same verdict; rank 0 says why before any rank exits (the launcher stops the job
-    // at the first rank that fails).
+  if (badRoot || !SetUpQuant()) {
     PERF_STRATA_CHECK(comm_, strataBarrier(comm_));
     PERF_STRATA_CHECK(nullptr, strataCommDestroy(comm_));
     return 1;

@@ -45,4 +45,5 @@ refuse "Broadcast has no quantized form" broadcast_perf -q int8:128
 refuse "op max cannot be quantized" all_reduce_perf -q int8:128 -o max
 refuse "datatype int32 cannot be quantized" all_reduce_perf -q int8:128 -d int32
 refuse "invalid value 'int9' for -q" all_reduce_perf -q int9
+refuse "root 5 is not a rank" broadcast_perf -r 5
 echo "perf -q: ok"
