@@ -9,7 +9,8 @@
 #   hier     2 hosts x 2 ranks at 1 Gbit, 64 MiB: exact flat ring (-A ring), exact selector, int8:128 (qhier)
 #   small    2 hosts x 1 rank at 1 Gbit, 8 B - 512 KiB (below STRATA_QUANT_MIN_BYTES): STRATA_QUANT=int8:128
 #            against unset
-#   onehost  2 ranks on one host (shared memory), 8 B - 64 MiB: STRATA_QUANT=int8:128 against unset
+#   onehost  2 ranks on one host (shared memory), 8 B - 4 KiB and 32 KiB - 64 MiB: STRATA_QUANT=int8:128 against
+#            unset
 #
 # REPS (default 3) runs of each variant, interleaved; the summary gives the median busbw (the mean of the
 # out-of-place and in-place columns of a run) and the ratio to the exact baseline. BIN (default build/bin) and
@@ -49,8 +50,11 @@ def rows(name):
             if not line.startswith(" ") or len(f) < 12 or not f[0].isdigit():
                 continue
             q = len(f) >= 16  # quantized rows carry an error column per half
-            t0, t1 = (float(f[5]), float(f[10])) if q else (float(f[5]), float(f[9]))
-            b0, b1 = (float(f[7]), float(f[12])) if q else (float(f[7]), float(f[11]))
+            try:
+                t0, t1 = (float(f[5]), float(f[10])) if q else (float(f[5]), float(f[9]))
+                b0, b1 = (float(f[7]), float(f[12])) if q else (float(f[7]), float(f[11]))
+            except ValueError:
+                continue  # a row broken by a log line written into it
             # Both passes of a run count: out-of-place and in-place.
             for t, b in ((t0, b0), (t1, b1)):
                 per.setdefault(int(f[0]), []).append((t, b, f[9] if q else "-", f[-1]))
@@ -116,11 +120,14 @@ for part in "$@"; do
       ;;
     onehost)
       for ((r = 0; r < reps; r++)); do
-        run onehost_exact "$r" X=1 "$bin/stratarun" -n 2 "$bin/all_reduce_perf" -b 8 -e 64M -f 8 -n 20 -w 3
-        run onehost_env "$r" STRATA_QUANT=int8:128 "$bin/stratarun" -n 2 "$bin/all_reduce_perf" -b 8 -e 64M -f 8 \
-          -n 20 -w 3
+        run onehost_exact "$r" X=1 "$bin/stratarun" -n 2 "$bin/all_reduce_perf" -b 8 -e 4K -f 8 -n 5000 -w 500
+        run onehost_env "$r" STRATA_QUANT=int8:128 "$bin/stratarun" -n 2 "$bin/all_reduce_perf" -b 8 -e 4K -f 8 \
+          -n 5000 -w 500
+        run onehost_exact_large "$r" X=1 "$bin/stratarun" -n 2 "$bin/all_reduce_perf" -b 32K -e 64M -f 8 -n 20 -w 3
+        run onehost_env_large "$r" STRATA_QUANT=int8:128 "$bin/stratarun" -n 2 "$bin/all_reduce_perf" -b 32K -e 64M \
+          -f 8 -n 20 -w 3
       done
-      summary onehost_exact onehost_env | tee "$out/onehost.md"
+      { summary onehost_exact onehost_env; summary onehost_exact_large onehost_env_large; } | tee "$out/onehost.md"
       ;;
     *) echo "unknown part $part" >&2; exit 2 ;;
   esac

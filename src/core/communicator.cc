@@ -515,11 +515,6 @@ Status Communicator::chooseQuant(const CollDesc& desc, const QuantSpec* callQuan
   const QuantSpec& requested = callQuant ? *callQuant : settings_.quant;
   if (!requested.enabled) return Status::Ok();
   const QuantSource source = callQuant ? QuantSource::kCall : settings_.quantSource;
-  const uint64_t elems = desc.kind == CollKind::AllReduce ? desc.count : desc.count * static_cast<uint64_t>(nranks_);
-  QuantSpec resolved;
-  STRATA_CHECK(ResolveQuantSpec(requested, source, desc.dtype, desc.op, elems * DataTypeSize(desc.dtype),
-                                settings_.quantMinBytes, &resolved));
-  if (!resolved.enabled || nranks_ == 1) return Status::Ok();
   // Between ranks of one host the data crosses shared memory at memory speed, where encoding costs more
   // than the bytes it saves: a spec that covers every call keeps those exact. A call's own spec is obeyed.
   if (source != QuantSource::kCall && topology_.nhosts() == 1) {
@@ -529,6 +524,11 @@ Status Communicator::chooseQuant(const CollDesc& desc, const QuantSpec* callQuan
     loggedQuantOneHost_ = true;
     return Status::Ok();
   }
+  const uint64_t elems = desc.kind == CollKind::AllReduce ? desc.count : desc.count * static_cast<uint64_t>(nranks_);
+  QuantSpec resolved;
+  STRATA_CHECK(ResolveQuantSpec(requested, source, desc.dtype, desc.op, elems * DataTypeSize(desc.dtype),
+                                settings_.quantMinBytes, &resolved));
+  if (!resolved.enabled || nranks_ == 1) return Status::Ok();
   *chosen = resolved;
   return Status::Ok();
 }
