@@ -11,7 +11,9 @@
 namespace strata {
 
 const std::vector<KnobInfo>& AllKnobs() {
-  static const std::vector<KnobInfo> knobs = {
+  // Never destroyed: the detached bootstrap root thread reads knobs (through the logger) and may still be
+  // running while the process runs its exit-time destructors (ThreadSanitizer caught that race).
+  static const std::vector<KnobInfo>* const knobs = new std::vector<KnobInfo>{
       {"STRATA_DEBUG", KnobType::String, "WARN", "log level: NONE, WARN, INFO or TRACE"},
       {"STRATA_DEBUG_SUBSYS", KnobType::String, "ALL",
        "comma list of log subsystems: INIT,COLL,NET,SHM,BOOT,ENV,TUNING or ALL"},
@@ -60,7 +62,7 @@ const std::vector<KnobInfo>& AllKnobs() {
       {"STRATA_SECRET", KnobType::String, "",
        "job secret every connection must prove (set by stratarun; default derived from the root address)"},
   };
-  return knobs;
+  return *knobs;
 }
 
 namespace {

@@ -1,10 +1,17 @@
 // Byte sizes as knobs take them (ParseBytes): digits and an optional K/M/G and B, nothing else, and never a
 // value that wrapped. Expected values are written out by hand.
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstdint>
 #include <cstdlib>
+#include <ctime>
 #include <string>
+#include <thread>
 
 #include "core/config.h"
 
@@ -63,6 +70,57 @@ TEST(ConfigKnobs, MalformedValuesFallBackToTheDefault) {
   }
   unsetenv("STRATA_SLOT_BYTES");
   EXPECT_EQ(ConfigBytes("STRATA_SLOT_BYTES"), 131072u);
+}
+
+// The bootstrap root runs on a detached thread that reads knobs (its log calls do), and it can still be running
+// when the process exits. The knob registry used to be a static vector that exit() freed under it: a
+// heap-use-after-free under ASan and a data race under TSan (found by InitTimeout.NamesTheRankThatNeverJoined
+// in the TSan build). The child reads knobs on four detached threads while its main thread calls exit(); it must
+// exit 0 within 10 s without a sanitizer report on its stderr (so this test has teeth in the sanitizer builds;
+// with the old registry ASan reported the read in about half the runs, and the child sometimes hung).
+TEST(ConfigRegistry, ReadableByADetachedThreadWhileTheProcessExits) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(fds[0]);
+    dup2(fds[1], STDERR_FILENO);
+    std::atomic<int> running{0};
+    for (int t = 0; t < 4; ++t)
+      std::thread([&running] {
+        running.fetch_add(1);
+        for (;;)
+          if (ConfigString("STRATA_DEBUG").empty()) _exit(3);
+      }).detach();
+    while (running.load() < 4) std::this_thread::yield();
+    exit(0);
+  }
+  close(fds[1]);
+  std::string err;
+  const int64_t deadline = time(nullptr) + 10;
+  bool eof = false;
+  while (!eof && time(nullptr) < deadline) {
+    pollfd p = {fds[0], POLLIN, 0};
+    if (poll(&p, 1, 200) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = read(fds[0], buf, sizeof(buf));
+    if (n <= 0) {
+      eof = true;
+    } else {
+      err.append(buf, static_cast<size_t>(n));
+    }
+  }
+  close(fds[0]);
+  if (!eof) kill(pid, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(eof) << "the child hung in exit()";
+  EXPECT_EQ(err.find("Sanitizer"), std::string::npos) << err;
+  EXPECT_TRUE(WIFEXITED(status)) << "child ended by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  if (WIFEXITED(status)) {
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+  }
 }
 
 }  // namespace
