@@ -89,7 +89,9 @@ Status PlanRun::advanceQueue(QueueState& q, bool* progressed) {
     RecvConnection* in = q.recv[q.step];
     const int divisor = s.postDivide ? plan_.divisor : 0;
     if (s.op == StepOp::Signal) {
-      windows_[s.dst.buf - kWindowBuf]->raise(flagValue(s.count));
+      PeerWindow* own = windows_[s.dst.buf - kWindowBuf];
+      own->setShape(static_cast<int>(windowEpoch_ & 1), shapeWord());
+      own->raise(flagValue(s.count));
       for (PeerWindow* w : wake_) w->wake();
       ++q.step;
       *progressed = true;
@@ -97,6 +99,13 @@ Status PlanRun::advanceQueue(QueueState& q, bool* progressed) {
     }
     if (s.op == StepOp::WaitPeer) {
       if (windows_[s.recvPeer]->flag() < flagValue(s.count)) return Status::Ok();
+      const uint64_t theirs = windows_[s.recvPeer]->shape(static_cast<int>(windowEpoch_ & 1));
+      if (theirs != shapeWord())
+        return MakeError(strataInvalidUsage,
+                         "rank %d's window holds %llu elements of type %d, this rank's call has %llu of type %d: the "
+                         "ranks passed different counts or datatypes",
+                         s.recvPeer, static_cast<unsigned long long>(theirs >> 8), static_cast<int>(theirs & 0xff),
+                         static_cast<unsigned long long>(plan_.windowElems), static_cast<int>(plan_.dtype));
       ++q.step;
       *progressed = true;
       continue;

@@ -56,6 +56,8 @@ class PlanRun : public Run {
   Status resolveWindow(int rank);
   // Window flags: every call owns four values, one per stage.
   uint64_t flagValue(uint64_t stage) const { return windowEpoch_ * 4 + stage; }
+  // This call's window contents as its peers must see them: element count and datatype.
+  uint64_t shapeWord() const { return plan_.windowElems << 8 | static_cast<uint64_t>(plan_.dtype); }
 
   const Plan& plan_;
   void* const* buffers_ = nullptr;

@@ -90,6 +90,10 @@ class PeerWindow {
   virtual size_t halfBytes() const = 0;
   virtual uint64_t flag() const = 0;  // acquire: what the owner wrote before raising it is visible
   virtual void raise(uint64_t value) = 0;  // owner only; release
+  // What the owner's call using half h put there (its element count and type), set before the flag is raised
+  // and read after it: a peer compares it with its own call's, so that ranks passing different counts fail.
+  virtual uint64_t shape(int h) const = 0;
+  virtual void setShape(int h, uint64_t value) = 0;  // owner only
   virtual void wake() = 0;  // rings the owner's doorbell, after raising our own flag
 };
 

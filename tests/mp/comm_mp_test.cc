@@ -385,6 +385,7 @@ struct CountMismatch {
   bool tcp;
   size_t count;      // ranks 0 .. n-2
   size_t lastCount;  // rank n-1
+  const char* algo = nullptr;  // STRATA_ALGO for every rank; nullptr: the selector's choice
 };
 
 void PrintTo(const CountMismatch& c, std::ostream* os) { *os << c.name; }
@@ -398,6 +399,7 @@ TEST_P(AllReduceCountMismatchTest, EveryRankFailsWithinTimeout) {
   o.tcp = c.tcp;
   o.commTimeoutMs = kShortTimeoutMs;
   o.timeoutSec = 60;
+  if (c.algo) o.beforeInit = [c](int) { setenv("STRATA_ALGO", c.algo, 1); };
   const MpResult r = RunRanks(o, [c](int rank, int n, strataComm_t comm) -> std::string {
     const size_t count = rank == n - 1 ? c.lastCount : c.count;
     std::vector<float> in(count, 1.0f), out(count, 0.0f);
@@ -419,7 +421,11 @@ INSTANTIATE_TEST_SUITE_P(Sizes, AllReduceCountMismatchTest,
                          ::testing::Values(CountMismatch{"DirectShm", false, 1000, 500},
                                            CountMismatch{"DirectTcp", true, 1000, 500},
                                            CountMismatch{"RingShm", false, 300000, 200000},
-                                           CountMismatch{"RingTcp", true, 300000, 200000}),
+                                           CountMismatch{"RingTcp", true, 300000, 200000},
+                                           // Peer-mapped windows carry no frames whose sizes could disagree.
+                                           CountMismatch{"OneshotShm", false, 1000, 500, "allreduce:oneshot"},
+                                           CountMismatch{"TwoshotShm", false, 1000, 500, "allreduce:twoshot"},
+                                           CountMismatch{"OneshotShmLarger", false, 500, 1000, "allreduce:oneshot"}),
                          [](const ::testing::TestParamInfo<CountMismatch>& info) { return info.param.name; });
 
 }  // namespace

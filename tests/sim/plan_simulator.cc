@@ -55,11 +55,14 @@ class SimWindow : public PeerWindow {
   uint64_t flag() const override { return flag_; }
   void raise(uint64_t value) override { flag_ = value; }
   void wake() override {}
+  uint64_t shape(int h) const override { return shape_[h & 1]; }
+  void setShape(int h, uint64_t value) override { shape_[h & 1] = value; }
 
  private:
   std::vector<char> mem_;
   size_t half_;
   uint64_t flag_ = 0;
+  uint64_t shape_[2] = {0, 0};
 };
 
 // All FIFOs and windows of the simulated job; each rank sees its own ends.

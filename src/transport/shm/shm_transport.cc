@@ -13,17 +13,22 @@ class ShmTransport::Window : public PeerWindow {
       : base_(static_cast<char*>(seg.base()) + layout.windowOffset()),
         bytes_(layout.windowBytes),
         flag_(reinterpret_cast<std::atomic<uint64_t>*>(static_cast<char*>(seg.base()) + ShmLayout::kWindowFlagOffset)),
+        shape_(flag_ + 1),
         bell_(static_cast<Doorbell*>(seg.base())) {}
   char* half(int h) override { return base_ + (h & 1) * bytes_; }
   size_t halfBytes() const override { return bytes_; }
   uint64_t flag() const override { return flag_->load(std::memory_order_acquire); }
   void raise(uint64_t value) override { flag_->store(value, std::memory_order_release); }
   void wake() override { bell_->ring(); }
+  // Ordered by the flag: stored before the owner's release, loaded after the reader's acquire.
+  uint64_t shape(int h) const override { return shape_[h & 1].load(std::memory_order_relaxed); }
+  void setShape(int h, uint64_t value) override { shape_[h & 1].store(value, std::memory_order_relaxed); }
 
  private:
   char* base_;
   size_t bytes_;
   std::atomic<uint64_t>* flag_;
+  std::atomic<uint64_t>* shape_;  // two words after the flag, one per half
   Doorbell* bell_;
 };
 

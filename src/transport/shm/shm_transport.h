@@ -21,7 +21,7 @@ struct ShmLayout {
   size_t windowBytes = 0;  // each half of the peer-mapped window; 0: none
 
   // The header holds the doorbell and, at kWindowFlagOffset, the window's flag.
-  static constexpr size_t kWindowFlagOffset = 128;
+  static constexpr size_t kWindowFlagOffset = 128;  // then one shape word per half (PeerWindow::shape)
   size_t headerBytes() const { return 4096; }
   size_t windowOffset() const { return headerBytes(); }
   size_t fifoBytes() const { return SlotFifo::BytesFor(nslots, slotBytes); }
