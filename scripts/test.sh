@@ -11,7 +11,7 @@ case "${1:-}" in
   --asan) export STRATA_BUILD_DIR=build-asan; extra=(-DSTRATA_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=RelWithDebInfo)
           export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ;;
   --tsan) export STRATA_BUILD_DIR=build-tsan; extra=(-DSTRATA_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo)
-          export TSAN_OPTIONS=halt_on_error=1 ;;
+          export TSAN_OPTIONS=halt_on_error=1:die_after_fork=0 ;;  # the harness forks ranks from a threaded parent
   "") extra=() ;;
   *) echo "usage: scripts/test.sh [--asan|--tsan]" >&2; exit 2 ;;
 esac
