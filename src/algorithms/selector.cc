@@ -46,6 +46,9 @@ AlgoId AlgoSelector::evaluate(CollKind kind, uint64_t bytes) const {
   double bestUs = -1;
   for (const AlgoInfo& a : AlgoTable()) {
     if (!a.implemented) continue;
+    // The model prices the window algorithms' copies at the in-cache rate; measured, they lose to rd, rhd and
+    // the ring above this size (docs/PERFORMANCE.md, "Algorithm selection"): offered below it only.
+    if ((a.id == AlgoId::OneShot || a.id == AlgoId::TwoShot) && bytes > kWindowAlgoSelectMaxBytes) continue;
     const double t = estimateUs(a.id, kind, bytes);
     if (t < 0) continue;
     if (bestUs < 0 || t < bestUs) {

@@ -42,6 +42,9 @@ class AlgoSelector {
 
 // The bytes the cost model counts for a call (see EstimateUs): the whole vector, so that allgather's
 // and reduce-scatter's per-rank counts and alltoall's per-peer count are multiplied by the ranks.
+// The selector offers oneshot and twoshot only up to this size (they can still be forced up to the window).
+constexpr uint64_t kWindowAlgoSelectMaxBytes = 8 << 10;
+
 uint64_t SelectorBytes(const CollDesc& desc, int nranks);
 
 // What serves `kind` when the model finds nothing: the foundation's ring, chain or pairwise.
