@@ -181,14 +181,8 @@ Status PlanRun::advance(bool* progressed) {
     STRATA_CHECK(advanceQueue(q, progressed));
     allDone = allDone && q.step == q.queue->steps.size();
   }
-  bool flushed = true;
-  for (SendConnection* c : sendConns_) {
-    STRATA_CHECK(c->progress(progressed));
-    flushed = flushed && c->flushed();
-  }
   finished_ = allDone;
-  flushed_ = flushed;
-  return Status::Ok();
+  return ProgressSends(sendConns_, progressed, &flushed_);
 }
 
 bool PlanRun::pollFds(std::vector<pollfd>* fds) { return PollConnections(recvConns_, sendConns_, fds); }

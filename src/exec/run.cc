@@ -12,6 +12,16 @@ bool PollConnections(const std::vector<RecvConnection*>& recv, const std::vector
   return fds->size() > before;
 }
 
+Status ProgressSends(const std::vector<SendConnection*>& send, bool* progressed, bool* flushed) {
+  bool all = true;
+  for (SendConnection* c : send) {
+    STRATA_CHECK(c->progress(progressed));
+    all = all && c->flushed();
+  }
+  *flushed = all;
+  return Status::Ok();
+}
+
 void AddDistinct(std::string* list, const std::string& item) {
   if (list->find(item) != std::string::npos) return;
   if (!list->empty()) *list += ", ";

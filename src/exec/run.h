@@ -30,6 +30,8 @@ class Run {
 // Adds every connection's descriptors; true when it added any.
 bool PollConnections(const std::vector<RecvConnection*>& recv, const std::vector<SendConnection*>& send,
                      std::vector<pollfd>* fds);
+// Moves every send connection's queued data on; *flushed: whether all of it has been delivered.
+Status ProgressSends(const std::vector<SendConnection*>& send, bool* progressed, bool* flushed);
 // Appends `item` to a ", "-joined list unless it is there already.
 void AddDistinct(std::string* list, const std::string& item);
 // A run whose steps are all done may still wait for its sends to be delivered: names those peers.

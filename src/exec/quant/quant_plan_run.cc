@@ -194,14 +194,8 @@ Status QuantPlanRun::advance(bool* progressed) {
     }
     *progressed = *progressed || moved;
   }
-  bool flushed = true;
-  for (SendConnection* c : sendConns_) {
-    STRATA_CHECK(c->progress(progressed));
-    flushed = flushed && c->flushed();
-  }
   finished_ = allDone;
-  flushed_ = flushed;
-  return Status::Ok();
+  return ProgressSends(sendConns_, progressed, &flushed_);
 }
 
 bool QuantPlanRun::pollFds(std::vector<pollfd>* fds) { return PollConnections(recvConns_, sendConns_, fds); }
