@@ -14,17 +14,13 @@
 #
 # REPS (default 3) runs of each variant, interleaved; the summary gives the median busbw (the mean of the
 # out-of-place and in-place columns of a run) and the ratio to the exact baseline. BIN (default build/bin) and
-# QUIET (default quietrun when it exists) as in perf/selector_tables.sh.
+# QUIET (default quietrun when it exists; empty: bare) as in perf/bench_common.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ $# -ge 2 ]] || { sed -n 2,18p "$0"; exit 2; }
-out=$1
+source perf/bench_common.sh
 shift
-bin=${BIN:-build/bin}
-quiet=${QUIET:-$(command -v quietrun || true)}
 reps=${REPS:-3}
-netns=../shared/bench/netns.sh
-mkdir -p "$out"
 
 # run NAME [ENV=V ...] -- LAUNCH...: one run's table into OUTDIR/NAME_REP.txt
 run() {
@@ -87,7 +83,7 @@ for part in "$@"; do
   echo "== $part $(date +%T)"
   case $part in
     flat)
-      bash "$netns" up 2 --direct --rate 1gbit > /dev/null
+      net_up 2x1 1gbit > /dev/null
       for ((r = 0; r < reps; r++)); do
         for v in exact int8:128 int4:32 bf16; do
           q=(); [[ $v != exact ]] && q=(-q "$v")
@@ -99,7 +95,7 @@ for part in "$@"; do
       summary flat_exact flat_int8_128 flat_int4_32 flat_bf16 | tee "$out/flat.md"
       ;;
     hier)
-      bash "$netns" up 2 --direct --rate 1gbit > /dev/null
+      net_up 2x1 1gbit > /dev/null
       for ((r = 0; r < reps; r++)); do
         run hier_ring "$r" X=1 bash perf/netns_run.sh 2 2 "$bin/all_reduce_perf" -b 64M -e 64M -n 3 -w 1 -A ring
         run hier_auto "$r" X=1 bash perf/netns_run.sh 2 2 "$bin/all_reduce_perf" -b 64M -e 64M -n 3 -w 1
@@ -109,7 +105,7 @@ for part in "$@"; do
       summary hier_ring hier_auto hier_int8 | tee "$out/hier.md"
       ;;
     small)
-      bash "$netns" up 2 --direct --rate 1gbit > /dev/null
+      net_up 2x1 1gbit > /dev/null
       for ((r = 0; r < reps; r++)); do
         run small_exact "$r" X=1 bash perf/netns_run.sh 2 1 "$bin/all_reduce_perf" -b 8 -e 512K -f 4 -n 50 -w 5
         run small_env "$r" STRATA_QUANT=int8:128 bash perf/netns_run.sh 2 1 "$bin/all_reduce_perf" -b 8 -e 512K -f 4 \

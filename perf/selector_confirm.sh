@@ -10,21 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ $# -ge 2 ]] || { sed -n 2,10p "$0"; exit 2; }
-out=$1
+source perf/bench_common.sh
 shift
-bin=${BIN:-build/bin}
-quiet=${QUIET-$(command -v quietrun || true)}
-netns=../shared/bench/netns.sh
-mkdir -p "$out"
-
-check() {  # check NAME ARGS...
-  local name=$1
-  shift
-  echo "== $name $(date +%T)"
-  $quiet python3 perf/selector_check.py --bin "$bin" --raw "$out/$name.json" "$@" > "$out/$name.md" \
-    2> "$out/$name.log" || true
-  cat "$out/$name.md"
-}
 
 tuning() {  # tuning NAME LAUNCH... -- PERF-FLAGS...: rank 0's TUNING lines of one selector run
   local name=$1
@@ -48,13 +35,13 @@ for part in "$@"; do
       done
       ;;
     4x1-1gbit)
-      bash "$netns" up 4 --rate 1gbit
+      net_up 4x1 1gbit
       check confirm-4x1-1gbit --reps 5 --max 8K --iters-small 200 --algos rd,direct,rhd -- bash perf/netns_run.sh 4 1
       tuning confirm-4x1-1gbit bash perf/netns_run.sh 4 1 "$bin/all_reduce_perf" -b 8 -e 8K -f 2 -n 5 -w 1
       bash "$netns" down
       ;;
     2x2-10gbit)
-      bash "$netns" up 2 --direct --rate 10gbit
+      net_up 2x2 10gbit
       tuning confirm-2x2-10gbit bash perf/netns_run.sh 2 2 "$bin/all_reduce_perf" -b 1M -e 256M -f 4 -n 1 -w 1
       bash "$netns" down
       ;;

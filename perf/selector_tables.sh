@@ -19,28 +19,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ $# -ge 2 ]] || { sed -n 2,20p "$0"; exit 2; }
-out=$1
+source perf/bench_common.sh
 shift
-bin=${BIN:-build/bin}
-quiet=${QUIET-$(command -v quietrun || true)}
-netns=../shared/bench/netns.sh
-mkdir -p "$out"
 one_host=ring,tree,rd,rhd,direct@1M,oneshot@1M,twoshot@512K  # the caps: FIFO and window sizes
 multi_host=ring,tree,rd,rhd,direct@1M,hier,hier_leader
-
-check() {  # check NAME ARGS...: selector_check.py, its table in OUTDIR/NAME.md, raw times in NAME.json
-  local name=$1
-  shift
-  echo "== $name $(date +%T)"
-  $quiet python3 perf/selector_check.py --bin "$bin" --raw "$out/$name.json" "$@" > "$out/$name.md" \
-    2> "$out/$name.log" || true  # exit 1 only means a marked size
-  cat "$out/$name.md"
-}
-
-net_up() {  # net_up NET RATE
-  local hosts=${1%x*}
-  if [[ $hosts == 2 ]]; then bash "$netns" up 2 --direct --rate "$2"; else bash "$netns" up "$hosts" --rate "$2"; fi
-}
 
 for part in "$@"; do
   case $part in

@@ -155,6 +155,14 @@ struct Shape {
   bool tcp;
   int nodes;
   const char* algo;  // what a quantized allreduce runs on it
+
+  MpOptions options() const {
+    MpOptions o;
+    o.nranks = nranks;
+    o.tcp = tcp;
+    o.nodes = nodes;
+    return o;
+  }
 };
 
 void PrintTo(const Shape& s, std::ostream* os) { *os << s.name; }
@@ -163,11 +171,7 @@ class QuantShapes : public ::testing::TestWithParam<Shape> {};
 
 TEST_P(QuantShapes, AllReduceWithinTheBoundAndBitIdentical) {
   const Shape s = GetParam();
-  MpOptions o;
-  o.nranks = s.nranks;
-  o.tcp = s.tcp;
-  o.nodes = s.nodes;
-  MpResult r = RunRanks(o, [&](int rank, int n, strataComm_t comm) -> std::string {
+  MpResult r = RunRanks(s.options(), [&](int rank, int n, strataComm_t comm) -> std::string {
     struct Case {
       const char* spec;
       strataDataType_t type;
@@ -206,11 +210,7 @@ TEST_P(QuantShapes, AllReduceWithinTheBoundAndBitIdentical) {
 
 TEST_P(QuantShapes, ReduceScatterAndAllGather) {
   const Shape s = GetParam();
-  MpOptions o;
-  o.nranks = s.nranks;
-  o.tcp = s.tcp;
-  o.nodes = s.nodes;
-  MpResult r = RunRanks(o, [&](int rank, int n, strataComm_t comm) -> std::string {
+  MpResult r = RunRanks(s.options(), [&](int rank, int n, strataComm_t comm) -> std::string {
     // qhier serves allreduce only: the others run qdirect on every shape.
     for (bool inPlace : {false, true}) {
       std::string err = CheckEx(Coll::kReduceScatter, comm, rank, n, "int8:128", strataFloat32, strataSum, 40000,

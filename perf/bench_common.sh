@@ -1,0 +1,25 @@
+# Sourced by the benchmark batch scripts (selector_tables.sh, selector_confirm.sh, quant_compare.sh) after
+# they cd to the repository root and take OUTDIR from "$1":
+#   out     OUTDIR (created)
+#   bin     BIN, default build/bin: where the tools are (point it and LD_LIBRARY_PATH at a copy of the build)
+#   quiet   QUIET, default quietrun when it exists; QUIET= (empty) runs commands bare, e.g. inside one quietrun
+#   netns   ../shared/bench/netns.sh
+out=$1
+bin=${BIN:-build/bin}
+quiet=${QUIET-$(command -v quietrun || true)}
+netns=../shared/bench/netns.sh
+mkdir -p "$out"
+
+check() {  # check NAME ARGS...: selector_check.py, its table in OUTDIR/NAME.md, raw times in NAME.json
+  local name=$1
+  shift
+  echo "== $name $(date +%T)"
+  $quiet python3 perf/selector_check.py --bin "$bin" --raw "$out/$name.json" "$@" > "$out/$name.md" \
+    2> "$out/$name.log" || true  # exit 1 only means a marked size
+  cat "$out/$name.md"
+}
+
+net_up() {  # net_up HOSTSxRANKS RATE: 2 hosts joined directly, more on a bridge
+  local hosts=${1%x*}
+  if [[ $hosts == 2 ]]; then bash "$netns" up 2 --direct --rate "$2"; else bash "$netns" up "$hosts" --rate "$2"; fi
+}
