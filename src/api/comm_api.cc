@@ -93,7 +93,12 @@ Status InitFromEnv(strataComm_t* out, const strataConfig_t* config) {
       if (!st.ok()) {
         // The address may name this host by an address it cannot bind (NAT, a name): try all.
         bindAddr.ip = htonl(INADDR_ANY);
-        STRATA_CHECK(MakeRoot(bindAddr, settings.timeoutMs, &id));
+        Status any = MakeRoot(bindAddr, settings.timeoutMs, &id);
+        STRATA_REQUIRE(any.ok() || !env.rootDerived, any.code(),
+                       "%s; the port was derived from the %s job id and another program holds it: set "
+                       "STRATA_ROOT_ADDR=127.0.0.1:PORT with a free port",
+                       st.message().c_str(), env.launcher.c_str());
+        STRATA_CHECK(any);
       }
       id.ip = env.root.ip;
     }

@@ -1,5 +1,7 @@
 #include "core/launch_env.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "core/config.h"
@@ -29,9 +31,28 @@ Status RequireInt(const char* name, int* out) {
   return Status::Ok();
 }
 
-// A port both ranks derive from the job's identity, for launchers that publish no address.
+// The lowest port the kernel hands to connect() and bind(port 0): ip_local_port_range.
+int EphemeralPortLow() {
+  int low = 32768, high = 60999;
+  if (FILE* f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
+    if (fscanf(f, "%d %d", &low, &high) != 2) low = 32768;
+    fclose(f);
+  }
+  return low;
+}
+
+// A port both ranks derive from the job's identity, for launchers that publish no address. It is
+// drawn below the ephemeral range: every connection on the machine (and each one for a minute
+// after it closes, in TIME_WAIT) holds a port from that range, which bind() would then refuse.
 std::string DerivedLocalRoot(const std::string& jobKey) {
-  return "127.0.0.1:" + std::to_string(30000 + Fnv1a(jobKey, 7) % 20000);
+  const int low = EphemeralPortLow();
+  int span = std::min(20000, low - 1024), base = low - span;
+  if (span < 1000) span = 20000, base = 30000;  // no room below it: take our chances above
+  uint64_t h = Fnv1a(jobKey, 7);  // job ids differ in a few digits: mix every bit into the low ones
+  h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdull;
+  h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return "127.0.0.1:" + std::to_string(base + static_cast<int>(h % span));
 }
 
 Status ParseSecret(const std::string& hex, uint8_t* out) {
@@ -79,7 +100,7 @@ Status ReadLaunchEnv(LaunchEnv* env) {
     int localSize = -1;
     ParseInt(LauncherEnv("OMPI_COMM_WORLD_LOCAL_SIZE"), &localSize);
     if (ConfigIsSet("STRATA_ROOT_ADDR")) env->rootText = ConfigString("STRATA_ROOT_ADDR");
-    else if (localSize == env->nranks) env->rootText = DerivedLocalRoot(jobKey);
+    else if (localSize == env->nranks) env->rootText = DerivedLocalRoot(jobKey), env->rootDerived = true;
     else
       return MakeError(strataInvalidArgument,
                        "mpirun across hosts: set STRATA_ROOT_ADDR=host:port of rank 0 (or use strataCommInitFromMPI)");
@@ -94,7 +115,7 @@ Status ReadLaunchEnv(LaunchEnv* env) {
     if (ConfigIsSet("STRATA_ROOT_ADDR")) env->rootText = ConfigString("STRATA_ROOT_ADDR");
     else if (!LauncherEnv("MASTER_ADDR").empty() && !LauncherEnv("MASTER_PORT").empty())
       env->rootText = LauncherEnv("MASTER_ADDR") + ":" + LauncherEnv("MASTER_PORT");
-    else if (nnodes == 1) env->rootText = DerivedLocalRoot(jobKey);
+    else if (nnodes == 1) env->rootText = DerivedLocalRoot(jobKey), env->rootDerived = true;
     else
       return MakeError(strataInvalidArgument, "srun across hosts: set STRATA_ROOT_ADDR=host:port of rank 0");
   } else {

@@ -18,6 +18,7 @@ struct LaunchEnv {
   std::string rootText;  // host:port
   SockAddr root;
   int rootFd = -1;       // inherited listening socket (rank 0 under stratarun)
+  bool rootDerived = false;  // the port was derived from the job id (mpirun, srun on one host)
   uint8_t secret[kSecretBytes] = {};
 };
 
