@@ -2,8 +2,10 @@
 // of two q <= n ranks. The other n - q ranks fold first: even rank r < 2(n - q) hands its data to
 // r + 1, which stands for both, and gets the result back at the end.
 //
-// Every exchange with a partner alternates pieces of at most RingChunkElems (half a FIFO) sent and
-// received, so both partners can send before either receives and neither waits on a full FIFO.
+// Every exchange with a partner cuts its data in pieces of one slot and sends a FIFO's worth ahead
+// of what it has received: both partners fill their FIFO before either receives, so neither waits on
+// a full one, and a whole FIFO stays in flight over a slow link (one piece in flight at a time left
+// a TCP link idle between pieces).
 // Each channel runs the whole algorithm on its own part of the data.
 //
 // rd allreduce: log2(q) exchanges of the whole vector; each rank adds its partner's vector to its
@@ -52,27 +54,46 @@ struct Seg {
   uint64_t off, len;
 };
 
+// How an exchange is cut: pieces of `elems` elements (one slot each), `lead` of them (a FIFO) in flight.
+struct Pace {
+  uint64_t elems = 1;
+  size_t lead = 1;
+};
+
+Pace ExchangePace(const PlanGeometry& geo, size_t elemSize) {
+  Pace p;
+  p.elems = std::max<uint64_t>(1, geo.slotBytes / elemSize);
+  p.lead = static_cast<size_t>(std::max(1, geo.nslots));
+  return p;
+}
+
 // Sends `out` (from srcBuf) to `peer` while receiving `in` from it: Recv into dstBuf, or RecvReduce
-// of srcBuf (op) incoming into dstBuf. Pieces alternate so that neither side's FIFO fills.
+// of srcBuf (op) incoming into dstBuf. Piece i + lead is sent once piece i has been received, so at most
+// a FIFO's worth is ever waiting on either side; a piece is sent before anything reduced into its place.
 void Exchange(PlanQueue& q, int peer, const std::vector<Seg>& out, const std::vector<Seg>& in, uint16_t srcBuf,
-              uint16_t dstBuf, bool reduce, bool divide, uint64_t chunk) {
+              uint16_t dstBuf, bool reduce, bool divide, Pace pace) {
   struct Piece {
     uint64_t off, len;
   };
-  auto cut = [chunk](const std::vector<Seg>& segs) {
+  auto cut = [&pace](const std::vector<Seg>& segs) {
     std::vector<Piece> p;
     for (const Seg& s : segs)
-      for (uint64_t at = 0; at < s.len; at += chunk) p.push_back({s.off + at, std::min(chunk, s.len - at)});
+      for (uint64_t at = 0; at < s.len; at += pace.elems)
+        p.push_back({s.off + at, std::min(pace.elems, s.len - at)});
     return p;
   };
   const std::vector<Piece> sends = cut(out), recvs = cut(in);
-  for (size_t i = 0; i < std::max(sends.size(), recvs.size()); ++i) {
+  auto send = [&](size_t i) {
     if (i < sends.size()) Emit(q, StepOp::Send, -1, peer, Ref(srcBuf, sends[i].off), {}, sends[i].len);
+  };
+  for (size_t i = 0; i < pace.lead; ++i) send(i);
+  for (size_t i = 0; i < std::max(sends.size(), recvs.size()); ++i) {
     if (i < recvs.size()) {
       const Piece& p = recvs[i];
       if (reduce) Emit(q, StepOp::RecvReduce, peer, -1, Ref(srcBuf, p.off), Ref(dstBuf, p.off), p.len, divide);
       else Emit(q, StepOp::Recv, peer, -1, {}, Ref(dstBuf, p.off), p.len);
     }
+    send(i + pace.lead);
   }
 }
 
@@ -86,7 +107,7 @@ void RecvSegs(PlanQueue& q, int peer, const std::vector<Seg>& segs, uint16_t src
 }
 
 // Allreduce of [off, off + len) on one channel's queue.
-void EmitAllReduce(PlanQueue& q, const Fold& f, uint64_t off, uint64_t len, bool halving, uint64_t chunk) {
+void EmitAllReduce(PlanQueue& q, const Fold& f, uint64_t off, uint64_t len, bool halving, Pace pace) {
   const std::vector<Seg> all{{off, len}};
   if (f.v < 0) {
     SendSegs(q, f.partner, all, kSendBuf);
@@ -100,7 +121,7 @@ void EmitAllReduce(PlanQueue& q, const Fold& f, uint64_t off, uint64_t len, bool
   }
   if (!halving) {
     for (int m = 1; m < f.q; m *= 2) {
-      Exchange(q, f.rankOf(f.v ^ m), all, all, cur, kRecvBuf, true, m * 2 >= f.q, chunk);
+      Exchange(q, f.rankOf(f.v ^ m), all, all, cur, kRecvBuf, true, m * 2 >= f.q, pace);
       cur = kRecvBuf;
     }
   } else {
@@ -111,14 +132,14 @@ void EmitAllReduce(PlanQueue& q, const Fold& f, uint64_t off, uint64_t len, bool
       const bool upper = f.v & m;
       const int klo = upper ? mid : lo, khi = upper ? hi : mid;
       const int glo = upper ? lo : mid, ghi = upper ? mid : hi;
-      Exchange(q, f.rankOf(f.v ^ m), range(glo, ghi), range(klo, khi), cur, kRecvBuf, true, m == 1, chunk);
+      Exchange(q, f.rankOf(f.v ^ m), range(glo, ghi), range(klo, khi), cur, kRecvBuf, true, m == 1, pace);
       cur = kRecvBuf;
       lo = klo;
       hi = khi;
     }
     for (int m = 1; m < f.q; m *= 2) {
       const int plo = lo ^ m;
-      Exchange(q, f.rankOf(f.v ^ m), range(lo, lo + m), range(plo, plo + m), kRecvBuf, kRecvBuf, false, false, chunk);
+      Exchange(q, f.rankOf(f.v ^ m), range(lo, lo + m), range(plo, plo + m), kRecvBuf, kRecvBuf, false, false, pace);
       lo = std::min(lo, plo);
     }
   }
@@ -139,11 +160,11 @@ Plan RdAllReducePlan(const CollDesc& desc, const PlanGeometry& geo) {
   if (geo.nranks == 1) return SingleRankPlan(desc, geo, desc.count);
   Plan plan = NewPlan("rd", desc, geo);
   const Fold f(geo.nranks, geo.rank);
-  const uint64_t chunk = RingChunkElems(geo, DataTypeSize(desc.dtype));
+  const Pace pace = ExchangePace(geo, DataTypeSize(desc.dtype));
   for (int c = 0; c < geo.nchannels; ++c) {
     uint64_t off, len;
     Part(desc.count, c, geo.nchannels, &off, &len);
-    EmitAllReduce(plan.addQueue(c), f, off, len, false, chunk);
+    EmitAllReduce(plan.addQueue(c), f, off, len, false, pace);
   }
   return plan;
 }
@@ -152,11 +173,11 @@ Plan RhdAllReducePlan(const CollDesc& desc, const PlanGeometry& geo) {
   if (geo.nranks == 1) return SingleRankPlan(desc, geo, desc.count);
   Plan plan = NewPlan("rhd", desc, geo);
   const Fold f(geo.nranks, geo.rank);
-  const uint64_t chunk = RingChunkElems(geo, DataTypeSize(desc.dtype));
+  const Pace pace = ExchangePace(geo, DataTypeSize(desc.dtype));
   for (int c = 0; c < geo.nchannels; ++c) {
     uint64_t off, len;
     Part(desc.count, c, geo.nchannels, &off, &len);
-    EmitAllReduce(plan.addQueue(c), f, off, len, true, chunk);
+    EmitAllReduce(plan.addQueue(c), f, off, len, true, pace);
   }
   return plan;
 }
@@ -171,7 +192,8 @@ Plan RhdReduceScatterPlan(const CollDesc& desc, const PlanGeometry& geo) {
   plan.nBuffers = 3;
   plan.scratchElems = desc.count * n;
   const Fold f(n, r);
-  const uint64_t rc = desc.count, chunk = RingChunkElems(geo, DataTypeSize(desc.dtype));
+  const uint64_t rc = desc.count;
+  const Pace pace = ExchangePace(geo, DataTypeSize(desc.dtype));
   auto first = [&f](int vi) { return vi >= f.q ? f.q + f.extra : f.firstBlock(vi); };
   for (int c = 0; c < geo.nchannels; ++c) {
     uint64_t co, cl;
@@ -194,7 +216,7 @@ Plan RhdReduceScatterPlan(const CollDesc& desc, const PlanGeometry& geo) {
       const int klo = upper ? mid : lo, khi = upper ? hi : mid;
       const int glo = upper ? lo : mid, ghi = upper ? mid : hi;
       Exchange(q, f.rankOf(f.v ^ m), BlockSegs(first(glo), first(ghi), rc, co, cl),
-               BlockSegs(first(klo), first(khi), rc, co, cl), cur, kScratchBuf, true, m == 1, chunk);
+               BlockSegs(first(klo), first(khi), rc, co, cl), cur, kScratchBuf, true, m == 1, pace);
       cur = kScratchBuf;
       lo = klo;
       hi = khi;
@@ -214,7 +236,8 @@ Plan RdAllGatherPlan(const CollDesc& desc, const PlanGeometry& geo) {
   if (n == 1) return SingleRankPlan(desc, geo, desc.count);
   Plan plan = NewPlan("rd", desc, geo);
   const Fold f(n, r);
-  const uint64_t sc = desc.count, chunk = RingChunkElems(geo, DataTypeSize(desc.dtype));
+  const uint64_t sc = desc.count;
+  const Pace pace = ExchangePace(geo, DataTypeSize(desc.dtype));
   auto first = [&f](int vi) { return vi >= f.q ? f.q + f.extra : f.firstBlock(vi); };
   for (int c = 0; c < geo.nchannels; ++c) {
     uint64_t co, cl;
@@ -232,7 +255,7 @@ Plan RdAllGatherPlan(const CollDesc& desc, const PlanGeometry& geo) {
       lo &= ~(m - 1);
       const int plo = lo ^ m;
       Exchange(q, f.rankOf(f.v ^ m), BlockSegs(first(lo), first(lo + m), sc, co, cl),
-               BlockSegs(first(plo), first(plo + m), sc, co, cl), kRecvBuf, kRecvBuf, false, false, chunk);
+               BlockSegs(first(plo), first(plo + m), sc, co, cl), kRecvBuf, kRecvBuf, false, false, pace);
     }
     if (f.partner >= 0) SendSegs(q, f.partner, BlockSegs(0, n, sc, co, cl, f.partner), kRecvBuf);
   }

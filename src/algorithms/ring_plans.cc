@@ -37,13 +37,38 @@ RingLayout ChannelLayout(int n, uint64_t blockStride, uint64_t total, int channe
   return l;
 }
 
+namespace {
+// Appends round `round` to `q`. The last step of the previous round, when it only receives, waits in
+// *held: it goes in after this round's first step when that one only sends, so the next round's first
+// piece is on its way while the last one arrives (one round at a time left a slow link idle between
+// rounds). Receives and sends each keep their order on every connection; a connection then holds at
+// most two pieces, which the FIFO has room for (RingChunkElems).
+void AppendRound(PlanQueue& q, PlanQueue& round, Step* held, bool* holding) {
+  std::vector<Step>& steps = round.steps;
+  size_t i = 0;
+  if (*holding && !steps.empty() && steps[0].op == StepOp::Send) q.steps.push_back(steps[i++]);
+  if (*holding) q.steps.push_back(*held);
+  *holding = false;
+  if (i == steps.size()) return;
+  const Step& last = steps.back();
+  const bool onlyReceives = last.op == StepOp::Recv || last.op == StepOp::RecvReduce;
+  q.steps.insert(q.steps.end(), steps.begin() + static_cast<std::ptrdiff_t>(i), steps.end() - (onlyReceives ? 1 : 0));
+  if (onlyReceives) *held = last, *holding = true;
+}
+}  // namespace
+
 void EmitRing(PlanQueue& q, const RingSpec& spec, const RingLayout& l, const OffsetFn& srcOff, const OffsetFn& dstOff) {
   const int n = spec.n, r = spec.me, next = spec.next, prev = spec.prev;
   const RingKind kind = spec.kind;
   const uint16_t sb = spec.srcBuf, db = spec.dstBuf;
   const uint64_t chunk = spec.chunk;
   const uint64_t rounds = (l.maxLen + chunk - 1) / chunk;
+  Step held;
+  bool holding = false;
+  PlanQueue round;
   for (uint64_t k = 0; k < rounds; ++k) {
+    if (k > 0) AppendRound(q, round, &held, &holding);
+    round.steps.clear();
     auto piece = [&](int b, uint64_t* at, uint64_t* cnt) {
       uint64_t start = k * chunk;
       *at = l.off[b] + start;
@@ -54,34 +79,36 @@ void EmitRing(PlanQueue& q, const RingSpec& spec, const RingLayout& l, const Off
       // Reduce-scatter phase: block r-1-s travels forward, gathering each rank's contribution.
       int b = Mod(r - 1, n);
       piece(b, &at, &cnt);
-      Emit(q, StepOp::Send, -1, next, Ref(sb, srcOff(b, at)), {}, cnt);
+      Emit(round, StepOp::Send, -1, next, Ref(sb, srcOff(b, at)), {}, cnt);
       for (int s = 1; s < n - 1; ++s) {
         b = Mod(r - 1 - s, n);
         piece(b, &at, &cnt);
-        Emit(q, StepOp::RecvReduceSend, prev, next, Ref(sb, srcOff(b, at)), {}, cnt);
+        Emit(round, StepOp::RecvReduceSend, prev, next, Ref(sb, srcOff(b, at)), {}, cnt);
       }
       b = r;
       piece(b, &at, &cnt);
       if (kind == RingKind::ReduceScatter) {
-        Emit(q, StepOp::RecvReduce, prev, -1, Ref(sb, srcOff(b, at)), Ref(db, dstOff(b, at)), cnt, spec.divide);
+        Emit(round, StepOp::RecvReduce, prev, -1, Ref(sb, srcOff(b, at)), Ref(db, dstOff(b, at)), cnt, spec.divide);
         continue;
       }
-      Emit(q, StepOp::RecvReduceCopySend, prev, next, Ref(sb, srcOff(b, at)), Ref(db, dstOff(b, at)), cnt,
+      Emit(round, StepOp::RecvReduceCopySend, prev, next, Ref(sb, srcOff(b, at)), Ref(db, dstOff(b, at)), cnt,
            spec.divide);
     } else {
       piece(r, &at, &cnt);
-      Emit(q, StepOp::Send, -1, next, Ref(sb, srcOff(r, at)), {}, cnt);
+      Emit(round, StepOp::Send, -1, next, Ref(sb, srcOff(r, at)), {}, cnt);
     }
     // Allgather phase: block r-s arrives from prev and is passed on, until the block of next.
     for (int s = 1; s < n - 1; ++s) {
       int b = Mod(r - s, n);
       piece(b, &at, &cnt);
-      Emit(q, StepOp::RecvCopySend, prev, next, {}, Ref(db, dstOff(b, at)), cnt);
+      Emit(round, StepOp::RecvCopySend, prev, next, {}, Ref(db, dstOff(b, at)), cnt);
     }
     int b = Mod(r + 1, n);
     piece(b, &at, &cnt);
-    Emit(q, StepOp::Recv, prev, -1, {}, Ref(db, dstOff(b, at)), cnt);
+    Emit(round, StepOp::Recv, prev, -1, {}, Ref(db, dstOff(b, at)), cnt);
   }
+  if (rounds > 0) AppendRound(q, round, &held, &holding);
+  if (holding) q.steps.push_back(held);
 }
 
 namespace {

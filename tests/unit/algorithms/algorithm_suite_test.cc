@@ -106,6 +106,36 @@ TEST(AlgorithmSuite, OpsAndTypes) {
   }
 }
 
+// Rings send the next round's first piece before the last one of a round arrives, and rd/rhd exchanges
+// keep a whole FIFO in flight: neither may deadlock at any FIFO depth the knobs allow (STRATA_NSLOTS >= 2).
+TEST(AlgorithmSuite, PipelinesFitEveryFifoDepth) {
+  for (int nslots : {2, 3, 5, 8}) {
+    for (size_t slotBytes : {size_t{64}, size_t{256}}) {
+      for (AlgoId id : {AlgoId::Ring, AlgoId::Rd, AlgoId::Rhd, AlgoId::Hier}) {
+        for (CollKind kind : {CollKind::AllReduce, CollKind::ReduceScatter, CollKind::AllGather}) {
+          if (!AlgoServes(id, kind)) continue;
+          for (int n : {2, 3, 4, 5, 8}) {
+            PlanGeometry geo = TinyGeometry(n, 1);
+            geo.nslots = nslots;
+            geo.slotBytes = slotBytes;
+            if (id == AlgoId::Hier && n % 2 == 0)
+              for (int r = 0; r < n; ++r) geo.hostOf.push_back(r * 2 / n);
+            for (strataDataType_t t : {strataFloat32, strataFloat64}) {
+              const uint64_t fifo = nslots * slotBytes / DataTypeSize(t);
+              for (uint64_t count : {fifo - 1, 3 * fifo * n + 5}) {
+                RunCase(Desc(kind, count, n, t), geo, false, Force(kind, id));
+                if (::testing::Test::HasFatalFailure())
+                  FAIL() << GetAlgoInfo(id).name << " " << CollKindName(kind) << " n=" << n << " nslots=" << nslots
+                         << " slot=" << slotBytes;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(AlgorithmSuite, EveryRootOfTreeBroadcastAndReduce) {
   for (int n : {2, 3, 7, 8, 12}) {
     for (int root = 0; root < n; ++root) {
