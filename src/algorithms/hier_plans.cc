@@ -4,7 +4,8 @@
 // broadcast and reduce), which the plan's `algorithm` names.
 //
 // Each channel runs the whole composition on its own part of the data, phases one after the other
-// in one queue, so a phase reads only what the same queue wrote before. Each phase is deadlock-free
+// in one queue, so a phase reads only what the same queue wrote before; a large allreduce runs in
+// pieces on two queues instead, with explicit waits between them (HierAllReducePlan). Each phase is deadlock-free
 // on its own (rings with bounded pieces, trees), and a phase waits only on ranks that have finished
 // the phases before it.
 #include <algorithm>
@@ -106,30 +107,69 @@ ParentTable HierTree(const HostLayout& hl, int nranks, int root) {
 
 }  // namespace
 
+// A large allreduce runs in pieces, each channel on two queues: one over the host's connections (reduce-scatter
+// of every piece, then allgather of every piece), one over the connections between hosts (allreduce of every
+// piece). A piece's exchange between hosts waits for its reduction within the host, its allgather for that
+// exchange, so the host's memory work on one piece hides behind the network's on another.
+// A piece is at least this many FIFOs' worth (4 MiB with the default 8 x 128 KiB), so that its rings'
+// start and end cost little beside it.
+constexpr uint64_t kHierPieceFifos = 4;
+constexpr int kHierMaxPieces = 8;
+
 Plan HierAllReducePlan(const CollDesc& desc, const PlanGeometry& geo) {
   HostLayout hl;
   if (!UniformHosts(geo, &hl)) return RingAllReducePlan(desc, geo);
   Plan plan = NewPlan("hier", desc, geo);
-  const uint64_t chunk = RingChunkElems(geo, DataTypeSize(desc.dtype));
+  const size_t esize = DataTypeSize(desc.dtype);
+  const uint64_t chunk = RingChunkElems(geo, esize);
   const int nl = hl.nl(), nh = hl.nh();
   for (int c = 0; c < geo.nchannels; ++c) {
     uint64_t o, len;
     Part(desc.count, c, geo.nchannels, &o, &len);
-    PlanQueue& q = plan.addQueue(c);
-    // Within the host: each local index ends with the host's sum of its block.
-    const RingLayout local = ChannelLayout(nl, (len + nl - 1) / nl, len, 0, 1, o);
-    RingSpec rs = LocalRing(RingKind::ReduceScatter, hl, chunk);
-    rs.divide = false;
-    EmitRing(q, rs, local, Same, Same);
+    const uint64_t pieceBytes = kHierPieceFifos * geo.nslots * geo.slotBytes;
+    const int pieces = static_cast<int>(std::clamp<uint64_t>(len * esize / pieceBytes, 1, kHierMaxPieces));
+    const int lq = static_cast<int>(plan.queues.size());
+    plan.addQueue(c);
+    const int xq = pieces > 1 ? static_cast<int>(plan.queues.size()) : lq;
+    if (pieces > 1) plan.addQueue(c);
+    PlanQueue &local = plan.queues[lq], &cross = plan.queues[xq];
+    // Emits one phase of one piece on `q`, its first step waiting for `waitQueue` to reach `waitSteps`;
+    // returns the steps `q` holds after it.
+    auto phase = [](PlanQueue& q, int waitQueue, uint32_t waitSteps, auto emit) {
+      const size_t first = q.steps.size();
+      emit(q);
+      if (waitQueue >= 0 && q.steps.size() > first) q.steps[first].waitQueue = waitQueue, q.steps[first].waitSteps = waitSteps;
+      return static_cast<uint32_t>(q.steps.size());
+    };
+    std::vector<RingLayout> layouts(pieces);
+    std::vector<uint32_t> reduced(pieces), exchanged(pieces);
+    // Within the host: each local index ends with the host's sum of its block of the piece.
+    for (int p = 0; p < pieces; ++p) {
+      uint64_t po, pl;
+      Part(len, p, pieces, &po, &pl);
+      layouts[p] = ChannelLayout(nl, (pl + nl - 1) / nl, pl, 0, 1, o + po);
+      reduced[p] = phase(local, -1, 0, [&](PlanQueue& q) {
+        RingSpec rs = LocalRing(RingKind::ReduceScatter, hl, chunk);
+        rs.divide = false;
+        EmitRing(q, rs, layouts[p], Same, Same);
+      });
+    }
     // Across hosts: the ranks of one local index allreduce that block.
-    const RingLayout cross = ChannelLayout(nh, (local.len[hl.i] + nh - 1) / nh, local.len[hl.i], 0, 1, local.off[hl.i]);
-    RingSpec ar = CrossRing(RingKind::AllReduce, hl, chunk);
-    ar.srcBuf = kRecvBuf;
-    EmitRing(q, ar, cross, Same, Same);
+    for (int p = 0; p < pieces; ++p) {
+      const RingLayout& l = layouts[p];
+      exchanged[p] = phase(cross, xq == lq ? -1 : lq, reduced[p], [&](PlanQueue& q) {
+        RingSpec ar = CrossRing(RingKind::AllReduce, hl, chunk);
+        ar.srcBuf = kRecvBuf;
+        EmitRing(q, ar, ChannelLayout(nh, (l.len[hl.i] + nh - 1) / nh, l.len[hl.i], 0, 1, l.off[hl.i]), Same, Same);
+      });
+    }
     // Within the host again: everyone gathers every block.
-    RingSpec ag = LocalRing(RingKind::AllGather, hl, chunk);
-    ag.srcBuf = kRecvBuf;
-    EmitRing(q, ag, local, Same, Same);
+    for (int p = 0; p < pieces; ++p)
+      phase(local, xq == lq ? -1 : xq, exchanged[p], [&](PlanQueue& q) {
+        RingSpec ag = LocalRing(RingKind::AllGather, hl, chunk);
+        ag.srcBuf = kRecvBuf;
+        EmitRing(q, ag, layouts[p], Same, Same);
+      });
   }
   return plan;
 }

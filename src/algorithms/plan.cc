@@ -39,6 +39,7 @@ std::string Plan::toJson() const {
       os << ",\"src\":[" << s.src.buf << ',' << s.src.offset << "],\"dst\":[" << s.dst.buf << ',' << s.dst.offset
          << ']';
       if (s.postDivide) os << ",\"postDivide\":true";
+      if (s.waitQueue >= 0) os << ",\"waitQueue\":" << s.waitQueue << ",\"waitSteps\":" << s.waitSteps;
       os << '}';
     }
     os << "]}";

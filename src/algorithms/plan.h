@@ -46,6 +46,11 @@ struct Step {
   BufRef src;
   BufRef dst;
   uint64_t count = 0;
+  // The step starts once queue `waitQueue` of the plan has done `waitSteps` steps (-1: no wait): a phase
+  // that needs what another queue of this rank produced, so that queues over different connections can
+  // run the phases of a pipeline side by side.
+  int32_t waitQueue = -1;
+  uint32_t waitSteps = 0;
 };
 
 // Steps of one queue run in order; queues run concurrently (the executor interleaves them).

@@ -49,6 +49,8 @@ Status PlanRun::init() {
     QueueState qs;
     qs.queue = &q;
     for (const Step& s : q.steps) {
+      STRATA_REQUIRE(s.waitQueue < static_cast<int32_t>(plan_.queues.size()), strataInternalError,
+                     "%s: a step waits for queue %d of %zu", plan_.algorithm.c_str(), s.waitQueue, plan_.queues.size());
       SendConnection* sc = nullptr;
       RecvConnection* rc = nullptr;
       for (const BufRef* ref : {&s.src, &s.dst})
@@ -85,6 +87,7 @@ Status PlanRun::advanceQueue(QueueState& q, bool* progressed) {
   const std::vector<Step>& steps = q.queue->steps;
   while (q.step < steps.size()) {
     const Step& s = steps[q.step];
+    if (s.waitQueue >= 0 && queues_[s.waitQueue].step < s.waitSteps) return Status::Ok();
     SendConnection* out = q.send[q.step];
     RecvConnection* in = q.recv[q.step];
     const int divisor = s.postDivide ? plan_.divisor : 0;
@@ -193,6 +196,7 @@ std::string PlanRun::blockedOn() const {
   for (const QueueState& q : queues_) {
     if (q.step >= q.queue->steps.size()) continue;
     const Step& s = q.queue->steps[q.step];
+    if (s.waitQueue >= 0 && queues_[s.waitQueue].step < s.waitSteps) continue;  // the other queue says why
     const std::string ch = " (channel " + std::to_string(q.queue->channel) + ")";
     if (s.op == StepOp::WaitPeer) add("rank " + std::to_string(s.recvPeer) + "'s window (stage " + std::to_string(s.count) + ")");
     else if (s.recvPeer >= 0) add("receive from rank " + std::to_string(s.recvPeer) + ch);
@@ -211,6 +215,7 @@ std::vector<int> PlanRun::blockedPeers() const {
   for (const QueueState& q : queues_) {
     if (q.step >= q.queue->steps.size()) continue;
     const Step& s = q.queue->steps[q.step];
+    if (s.waitQueue >= 0 && queues_[s.waitQueue].step < s.waitSteps) continue;
     if (s.recvPeer >= 0) out.push_back(s.recvPeer);
     else if (s.sendPeer >= 0) out.push_back(s.sendPeer);
   }
