@@ -1,4 +1,5 @@
-// Generators of the quantized plans (qdirect, qhier). Every rank runs two queues per channel:
+// Generators of the quantized plans (qdirect, qhier). Every rank runs two queues per channel (qhier: two over
+// the host's connections and two over those between hosts):
 //   the send queue:  everything this rank sends, in phase order;
 //   the recv queue:  everything it receives, accumulates and finishes, in phase order.
 // Within a phase both queues walk their peers pairwise (send to r + k while receiving from r - k), the order
@@ -155,6 +156,17 @@ QStep After(QStep s, int queue, uint32_t mark) {
   return s;
 }
 
+// A large allreduce runs in pieces (whole blocks, at least kPieceFifos FIFOs' worth of fp32 each, at most
+// kMaxPieces): the owner finishes piece p as soon as its contributions are in and its send of the result queues
+// behind the first phase of the later pieces, so the link never waits for a whole chunk to be finished.
+constexpr uint64_t kPieceFifos = 4;
+constexpr int kMaxPieces = 8;
+
+int Pieces(const PlanGeometry& geo, uint64_t count) {
+  const uint64_t pieceElems = kPieceFifos * geo.nslots * geo.slotBytes / sizeof(float);
+  return static_cast<int>(std::clamp<uint64_t>(count / std::max<uint64_t>(1, pieceElems), 1, kMaxPieces));
+}
+
 void DirectAllReduce(QuantPlan* plan, const CollDesc& desc, const PlanGeometry& geo) {
   const int n = geo.nranks, r = geo.rank;
   const uint64_t block = plan->params.block;
@@ -164,36 +176,49 @@ void DirectAllReduce(QuantPlan* plan, const CollDesc& desc, const PlanGeometry& 
     uint64_t coff, clen;
     BlockPart(desc.count, block, c, Channels(geo), &coff, &clen);
     QuantEmitter e(plan, c);
-    std::vector<uint64_t> off(n), len(n), enc(n);
-    for (int o = 0; o < n; ++o) {
-      BlockPart(clen, block, o, n, &off[o], &len[o]);
-      off[o] += coff;
-      enc[o] = e.reserveEnc(len[o]);
+    const int pieces = Pieces(geo, clen);
+    // off[p][o], len[p][o], enc[p][o]: owner o's chunk of piece p.
+    std::vector<std::vector<uint64_t>> off(pieces, std::vector<uint64_t>(n)), len = off, enc = off;
+    std::vector<uint32_t> finished(pieces);
+    for (int p = 0; p < pieces; ++p) {
+      uint64_t poff, plen;
+      BlockPart(clen, block, p, pieces, &poff, &plen);
+      for (int o = 0; o < n; ++o) {
+        BlockPart(plen, block, o, n, &off[p][o], &len[p][o]);
+        off[p][o] += coff + poff;
+        enc[p][o] = e.reserveEnc(len[p][o]);
+      }
     }
-    // Phase 1: each owner gets its chunk from every rank, quantized once.
-    for (int k = 1; k < n; ++k) {
-      const int to = Mod(r + k, n), from = Mod(r - k, n);
-      QuantEmitter::Add(e.send(), MakeStep(QStepOp::SendQuant, -1, to, {kQSendBuf, off[to]}, {}, len[to], off[to],
-                                           Stream(r, 0)));
-      QStep a = MakeStep(QStepOp::RecvAccum, from, -1, {kQSendBuf, off[r]}, {kQAccBuf, off[r]}, len[r], off[r], 0);
-      a.first = k == 1;
-      QuantEmitter::Add(e.recv(), a);
+    for (int p = 0; p < pieces; ++p) {
+      // Phase 1: each owner gets its chunk from every rank, quantized once.
+      for (int k = 1; k < n; ++k) {
+        const int to = Mod(r + k, n), from = Mod(r - k, n);
+        QuantEmitter::Add(e.send(), MakeStep(QStepOp::SendQuant, -1, to, {kQSendBuf, off[p][to]}, {}, len[p][to],
+                                             off[p][to], Stream(r, 0)));
+        QStep a = MakeStep(QStepOp::RecvAccum, from, -1, {kQSendBuf, off[p][r]}, {kQAccBuf, off[p][r]}, len[p][r],
+                           off[p][r], 0);
+        a.first = k == 1;
+        QuantEmitter::Add(e.recv(), a);
+      }
+      // The owner quantizes the reduced chunk once and takes its own result from those bytes.
+      QStep f = MakeStep(QStepOp::Finish, -1, -1, {kQAccBuf, off[p][r]}, {kQRecvBuf, off[p][r]}, len[p][r], off[p][r],
+                         Stream(r, 1));
+      f.encByte = enc[p][r];
+      f.divide = avg;
+      QuantEmitter::Add(e.recv(), f);
+      finished[p] = e.recvMark();
     }
-    // The owner quantizes the reduced chunk once and takes its own result from those bytes.
-    QStep f = MakeStep(QStepOp::Finish, -1, -1, {kQAccBuf, off[r]}, {kQRecvBuf, off[r]}, len[r], off[r], Stream(r, 1));
-    f.encByte = enc[r];
-    f.divide = avg;
-    QuantEmitter::Add(e.recv(), f);
-    const uint32_t finished = e.recvMark();
     // Phase 2: every owner's encoded chunk to every rank, dequantized on arrival.
-    for (int k = 1; k < n; ++k) {
-      const int to = Mod(r + k, n), from = Mod(r - k, n);
-      QStep s = MakeStep(QStepOp::SendEnc, -1, to, {kQEncBuf, off[r]}, {}, len[r], off[r], 0);
-      s.encByte = enc[r];
-      QuantEmitter::Add(e.send(), After(s, e.recvQueueIndex(), finished));
-      QStep d = MakeStep(QStepOp::RecvEnc, from, -1, {}, {kQRecvBuf, off[from]}, len[from], off[from], 0);
-      d.deq = true;
-      QuantEmitter::Add(e.recv(), d);
+    for (int p = 0; p < pieces; ++p) {
+      for (int k = 1; k < n; ++k) {
+        const int to = Mod(r + k, n), from = Mod(r - k, n);
+        QStep s = MakeStep(QStepOp::SendEnc, -1, to, {kQEncBuf, off[p][r]}, {}, len[p][r], off[p][r], 0);
+        s.encByte = enc[p][r];
+        QuantEmitter::Add(e.send(), After(s, e.recvQueueIndex(), finished[p]));
+        QStep d = MakeStep(QStepOp::RecvEnc, from, -1, {}, {kQRecvBuf, off[p][from]}, len[p][from], off[p][from], 0);
+        d.deq = true;
+        QuantEmitter::Add(e.recv(), d);
+      }
     }
   }
 }
@@ -295,13 +320,16 @@ QuantPlan QDirectPlan(const CollDesc& desc, const PlanGeometry& geo, const math:
   return plan;
 }
 
-// Hierarchical allreduce over H hosts of L ranks: the buffer is cut into L local chunks, each into H
-// sub-chunks; sub-chunk (l, g) is owned by the rank with local index l on host g.
+// Hierarchical allreduce over H hosts of L ranks: the buffer is cut into pieces (as qdirect's), each piece into
+// L local chunks, each of those into H sub-chunks; sub-chunk (l, g) is owned by the rank with local index l on
+// host g.
 //   1. exact fp32 reduce-scatter within the host: local rank l sums local chunk l of its host;
 //   2. quantized direct reduce-scatter of local chunk l among the ranks with local index l: the owner of
 //      sub-chunk (l, g) sums the host partials in fp32, quantizes once and dequantizes its own result;
 //   3. the owner sends its encoded sub-chunk to the other hosts' rank l, and each rank l forwards the H
 //      encoded sub-chunks of local chunk l, as they are, to its local peers, who dequantize them.
+// Steps 1 and 3b run on the queues of the host's connections, 2 and 3a on those between hosts, every phase
+// piece by piece: a piece crosses the network while the host reduces the next one and spreads the last one.
 QuantPlan QHierAllReducePlan(const CollDesc& desc, const PlanGeometry& geo, const math::QuantParams& p) {
   std::vector<std::vector<int>> hosts;
   int h = 0, i = 0;
@@ -311,76 +339,92 @@ QuantPlan QHierAllReducePlan(const CollDesc& desc, const PlanGeometry& geo, cons
   const int r = geo.rank;
   const uint64_t block = p.block;
   plan.accElems = desc.count;
+  const std::vector<int>& local = hosts[h];
   for (int c = 0; c < Channels(geo); ++c) {
     uint64_t coff, clen;
     BlockPart(desc.count, block, c, Channels(geo), &coff, &clen);
-    QuantEmitter e(&plan, c);
-    // lo[l], ll[l]: local chunk l; so[l][g], sl[l][g], enc[l][g]: its sub-chunks.
-    std::vector<uint64_t> lo(nl), ll(nl);
-    std::vector<std::vector<uint64_t>> so(nl, std::vector<uint64_t>(nh)), sl = so, enc = so;
-    for (int l = 0; l < nl; ++l) {
-      BlockPart(clen, block, l, nl, &lo[l], &ll[l]);
-      lo[l] += coff;
-      for (int g = 0; g < nh; ++g) {
-        BlockPart(ll[l], block, g, nh, &so[l][g], &sl[l][g]);
-        so[l][g] += lo[l];
-        enc[l][g] = e.reserveEnc(sl[l][g]);
+    QuantEmitter host(&plan, c), net(&plan, c);  // over the host's connections; over those between hosts
+    const int pieces = Pieces(geo, clen);
+    // For piece q: lo[q][l], ll[q][l]: local chunk l; so[q][l][g], sl[q][l][g], enc[q][l][g]: its sub-chunks.
+    using Grid = std::vector<std::vector<uint64_t>>;
+    Grid lo(pieces, std::vector<uint64_t>(nl)), ll = lo;
+    std::vector<Grid> so(pieces, Grid(nl, std::vector<uint64_t>(nh))), sl = so, enc = so;
+    for (int q = 0; q < pieces; ++q) {
+      uint64_t poff, plen;
+      BlockPart(clen, block, q, pieces, &poff, &plen);
+      for (int l = 0; l < nl; ++l) {
+        BlockPart(plen, block, l, nl, &lo[q][l], &ll[q][l]);
+        lo[q][l] += coff + poff;
+        for (int g = 0; g < nh; ++g) {
+          BlockPart(ll[q][l], block, g, nh, &so[q][l][g], &sl[q][l][g]);
+          so[q][l][g] += lo[q][l];
+          enc[q][l][g] = host.reserveEnc(sl[q][l][g]);
+        }
       }
     }
-    const std::vector<int>& local = hosts[h];
+    std::vector<uint32_t> hostSummed(pieces), finished(pieces), gathered(pieces);
     // 1. Exact within the host.
-    for (int k = 1; k < nl; ++k) {
-      const int to = Mod(i + k, nl), from = Mod(i - k, nl);
-      QuantEmitter::Add(e.send(),
-                        MakeStep(QStepOp::SendRaw, -1, local[to], {kQSendBuf, lo[to]}, {}, ll[to], lo[to], 0));
-      QStep a = MakeStep(QStepOp::RecvAccum, local[from], -1, {kQSendBuf, lo[i]}, {kQAccBuf, lo[i]}, ll[i], lo[i], 0);
-      a.first = k == 1;
-      a.raw = true;
-      QuantEmitter::Add(e.recv(), a);
-    }
-    const uint32_t hostSummed = e.recvMark();
-    // 2. Quantized between hosts, from the host partial sums.
-    for (int k = 1; k < nh; ++k) {
-      const int to = Mod(h + k, nh), from = Mod(h - k, nh);
-      QStep s = MakeStep(QStepOp::SendQuant, -1, hosts[to][i], {kQAccBuf, so[i][to]}, {}, sl[i][to], so[i][to],
-                         Stream(r, 0));
-      QuantEmitter::Add(e.send(), After(s, e.recvQueueIndex(), hostSummed));
-      QuantEmitter::Add(e.recv(), MakeStep(QStepOp::RecvAccum, hosts[from][i], -1, {kQAccBuf, so[i][h]},
-                                           {kQAccBuf, so[i][h]}, sl[i][h], so[i][h], 0));
-    }
-    QStep f = MakeStep(QStepOp::Finish, -1, -1, {kQAccBuf, so[i][h]}, {kQRecvBuf, so[i][h]}, sl[i][h], so[i][h],
-                       Stream(r, 1));
-    f.encByte = enc[i][h];
-    f.divide = plan.divisor > 1;
-    QuantEmitter::Add(e.recv(), f);
-    const uint32_t finished = e.recvMark();
-    // 3a. The owned sub-chunk to the other hosts; theirs kept to forward.
-    for (int k = 1; k < nh; ++k) {
-      const int to = Mod(h + k, nh), from = Mod(h - k, nh);
-      QStep s = MakeStep(QStepOp::SendEnc, -1, hosts[to][i], {kQEncBuf, so[i][h]}, {}, sl[i][h], so[i][h], 0);
-      s.encByte = enc[i][h];
-      QuantEmitter::Add(e.send(), After(s, e.recvQueueIndex(), finished));
-      QStep d = MakeStep(QStepOp::RecvEnc, hosts[from][i], -1, {}, {kQRecvBuf, so[i][from]}, sl[i][from],
-                         so[i][from], 0);
-      d.encByte = enc[i][from];
-      d.store = true;
-      d.deq = true;
-      QuantEmitter::Add(e.recv(), d);
-    }
-    const uint32_t gathered = e.recvMark();
-    // 3b. Local chunk i, all of its encoded sub-chunks, to the local peers; theirs from them.
-    for (int k = 1; k < nl; ++k) {
-      const int to = Mod(i + k, nl), from = Mod(i - k, nl);
-      for (int g = 0; g < nh; ++g) {
-        QStep s = MakeStep(QStepOp::SendEnc, -1, local[to], {kQEncBuf, so[i][g]}, {}, sl[i][g], so[i][g], 0);
-        s.encByte = enc[i][g];
-        QuantEmitter::Add(e.send(), After(s, e.recvQueueIndex(), gathered));
+    for (int q = 0; q < pieces; ++q) {
+      const std::vector<uint64_t>&o = lo[q], &len = ll[q];
+      for (int k = 1; k < nl; ++k) {
+        const int to = Mod(i + k, nl), from = Mod(i - k, nl);
+        QuantEmitter::Add(host.send(),
+                          MakeStep(QStepOp::SendRaw, -1, local[to], {kQSendBuf, o[to]}, {}, len[to], o[to], 0));
+        QStep a = MakeStep(QStepOp::RecvAccum, local[from], -1, {kQSendBuf, o[i]}, {kQAccBuf, o[i]}, len[i], o[i], 0);
+        a.first = k == 1;
+        a.raw = true;
+        QuantEmitter::Add(host.recv(), a);
       }
-      for (int g = 0; g < nh; ++g) {
-        QStep d = MakeStep(QStepOp::RecvEnc, local[from], -1, {}, {kQRecvBuf, so[from][g]}, sl[from][g],
-                           so[from][g], 0);
+      hostSummed[q] = host.recvMark();
+    }
+    // 2. Quantized between hosts, from the host partial sums; the owner finishes each piece once it is summed.
+    for (int q = 0; q < pieces; ++q) {
+      const std::vector<uint64_t>&o = so[q][i], &len = sl[q][i];
+      for (int k = 1; k < nh; ++k) {
+        const int to = Mod(h + k, nh), from = Mod(h - k, nh);
+        QStep s = MakeStep(QStepOp::SendQuant, -1, hosts[to][i], {kQAccBuf, o[to]}, {}, len[to], o[to], Stream(r, 0));
+        QuantEmitter::Add(net.send(), After(s, host.recvQueueIndex(), hostSummed[q]));
+        // Added to the host's partial sum: not before the host has summed it.
+        QStep a = MakeStep(QStepOp::RecvAccum, hosts[from][i], -1, {kQAccBuf, o[h]}, {kQAccBuf, o[h]}, len[h], o[h], 0);
+        QuantEmitter::Add(net.recv(), After(a, host.recvQueueIndex(), hostSummed[q]));
+      }
+      QStep f = MakeStep(QStepOp::Finish, -1, -1, {kQAccBuf, o[h]}, {kQRecvBuf, o[h]}, len[h], o[h], Stream(r, 1));
+      f.encByte = enc[q][i][h];
+      f.divide = plan.divisor > 1;
+      QuantEmitter::Add(net.recv(), f);
+      finished[q] = net.recvMark();
+    }
+    // 3a. The owned sub-chunk to the other hosts; theirs kept to forward.
+    for (int q = 0; q < pieces; ++q) {
+      const std::vector<uint64_t>&o = so[q][i], &len = sl[q][i];
+      for (int k = 1; k < nh; ++k) {
+        const int to = Mod(h + k, nh), from = Mod(h - k, nh);
+        QStep s = MakeStep(QStepOp::SendEnc, -1, hosts[to][i], {kQEncBuf, o[h]}, {}, len[h], o[h], 0);
+        s.encByte = enc[q][i][h];
+        QuantEmitter::Add(net.send(), After(s, net.recvQueueIndex(), finished[q]));
+        QStep d = MakeStep(QStepOp::RecvEnc, hosts[from][i], -1, {}, {kQRecvBuf, o[from]}, len[from], o[from], 0);
+        d.encByte = enc[q][i][from];
+        d.store = true;
         d.deq = true;
-        QuantEmitter::Add(e.recv(), d);
+        QuantEmitter::Add(net.recv(), d);
+      }
+      gathered[q] = net.recvMark();
+    }
+    // 3b. Local chunk i, all of its encoded sub-chunks, to the local peers; theirs from them.
+    for (int q = 0; q < pieces; ++q) {
+      for (int k = 1; k < nl; ++k) {
+        const int to = Mod(i + k, nl), from = Mod(i - k, nl);
+        for (int g = 0; g < nh; ++g) {
+          QStep s = MakeStep(QStepOp::SendEnc, -1, local[to], {kQEncBuf, so[q][i][g]}, {}, sl[q][i][g], so[q][i][g], 0);
+          s.encByte = enc[q][i][g];
+          QuantEmitter::Add(host.send(), After(s, net.recvQueueIndex(), gathered[q]));
+        }
+        for (int g = 0; g < nh; ++g) {
+          QStep d = MakeStep(QStepOp::RecvEnc, local[from], -1, {}, {kQRecvBuf, so[q][from][g]}, sl[q][from][g],
+                             so[q][from][g], 0);
+          d.deq = true;
+          QuantEmitter::Add(host.recv(), d);
+        }
       }
     }
   }

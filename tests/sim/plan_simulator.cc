@@ -6,45 +6,11 @@
 #include "algorithms/algorithms.h"
 #include "exec/host_reduce.h"
 #include "exec/plan_run.h"
+#include "sim/sim_fifo.h"
 
 namespace strata {
 
 namespace {
-
-struct MemFifo {
-  MemFifo(int nslots, size_t slotBytes) : slots(nslots * slotBytes), nslots(nslots), slotBytes(slotBytes) {}
-  std::vector<char> slots;
-  uint32_t sizes[kMaxSlots] = {};
-  uint64_t head = 0, tail = 0;
-  int nslots;
-  size_t slotBytes;
-  char* slot(uint64_t seq) { return slots.data() + (seq % nslots) * slotBytes; }
-};
-
-class MemSend : public SendConnection {
- public:
-  MemSend(int peer, MemFifo* f) : SendConnection(peer), f_(f) {}
-  size_t slotBytes() const override { return f_->slotBytes; }
-  void* tryAcquire() override { return f_->head - f_->tail < static_cast<uint64_t>(f_->nslots) ? f_->slot(f_->head) : nullptr; }
-  void post(size_t bytes) override { f_->sizes[f_->head++ % f_->nslots] = static_cast<uint32_t>(bytes); }
-
- private:
-  MemFifo* f_;
-};
-
-class MemRecv : public RecvConnection {
- public:
-  MemRecv(int peer, MemFifo* f) : RecvConnection(peer), f_(f) {}
-  const void* tryPeek(size_t* bytes) override {
-    if (f_->tail >= f_->head) return nullptr;
-    *bytes = f_->sizes[f_->tail % f_->nslots];
-    return f_->slot(f_->tail);
-  }
-  void release() override { ++f_->tail; }
-
- private:
-  MemFifo* f_;
-};
 
 // A rank's peer-mapped window in memory; nothing sleeps in the simulator, so waking is a no-op.
 class SimWindow : public PeerWindow {
@@ -68,17 +34,18 @@ class SimWindow : public PeerWindow {
 // All FIFOs and windows of the simulated job; each rank sees its own ends.
 class SimNetwork {
  public:
-  SimNetwork(int nranks, const PlanGeometry& geo) : nranks_(nranks), geo_(geo) {}
+  SimNetwork(int nranks, const PlanGeometry& geo) : nranks_(nranks), geo_(geo), clock_(0x5eed0000u + nranks) {}
+  SimClock& clock() { return clock_; }
 
   class View : public ConnectionTable {
    public:
     View(SimNetwork* net, int rank) : net_(net), rank_(rank) {}
     SendConnection* sendTo(int channel, int peer) override {
-      Link* l = net_->link(rank_, peer, channel);
+      SimLink* l = net_->link(rank_, peer, channel);
       return l ? l->send.get() : nullptr;
     }
     RecvConnection* recvFrom(int channel, int peer) override {
-      Link* l = net_->link(peer, rank_, channel);
+      SimLink* l = net_->link(peer, rank_, channel);
       return l ? l->recv.get() : nullptr;
     }
     PeerWindow* windowOf(int rank) override { return net_->window(rank); }
@@ -95,32 +62,24 @@ class SimNetwork {
   }
 
  private:
-  struct Link {
-    std::unique_ptr<MemFifo> fifo;
-    std::unique_ptr<MemSend> send;
-    std::unique_ptr<MemRecv> recv;
-  };
   PeerWindow* window(int rank) {
     if (geo_.windowBytes == 0 || rank < 0 || rank >= nranks_) return nullptr;
     if (windows_.empty())
       for (int r = 0; r < nranks_; ++r) windows_.push_back(std::make_unique<SimWindow>(geo_.windowBytes));
     return windows_[rank].get();
   }
-  Link* link(int from, int to, int channel) {
+  SimLink* link(int from, int to, int channel) {
     if (from == to || from < 0 || to < 0 || from >= nranks_ || to >= nranks_ || channel < 0 ||
         channel >= geo_.nchannels)
       return nullptr;
-    Link& l = links_[std::make_tuple(from, to, channel)];
-    if (!l.fifo) {
-      l.fifo = std::make_unique<MemFifo>(geo_.nslots, geo_.slotBytes);
-      l.send = std::make_unique<MemSend>(to, l.fifo.get());
-      l.recv = std::make_unique<MemRecv>(from, l.fifo.get());
-    }
+    SimLink& l = links_[std::make_tuple(from, to, channel)];
+    if (!l.fifo) l.make(&clock_, from, to, geo_.nslots, geo_.slotBytes);
     return &l;
   }
   int nranks_;
   PlanGeometry geo_;
-  std::map<std::tuple<int, int, int>, Link> links_;
+  SimClock clock_;
+  std::map<std::tuple<int, int, int>, SimLink> links_;
   std::vector<std::unique_ptr<View>> views_;
   std::vector<std::unique_ptr<SimWindow>> windows_;
 };
@@ -148,12 +107,13 @@ Status SimulatePlans(const std::vector<Plan>& plans, const std::vector<std::vect
       all = all && runs[r]->done();
     }
     if (all) return Status::Ok();
-    if (!any) {
+    if (!any && !net.clock().deliveriesPending()) {
       std::string blocked;
       for (int r = 0; r < n && blocked.size() < 2000; ++r)
         if (!runs[r]->done()) blocked += " rank " + std::to_string(r) + " waits for " + runs[r]->blockedOn() + ";";
       return MakeError(strataInternalError, "deadlock:%s", blocked.c_str());
     }
+    net.clock().tick();
   }
 }
 
