@@ -244,15 +244,19 @@ double EstimateUs(const std::string& algorithm, CollKind kind, uint64_t bytes, c
   if (in.nranks <= 1) return kind == CollKind::AlltoAll || algorithm == "ring" || algorithm == "chain" ? m.copy(n) : -1;
   if (algorithm == "ring") return m.ringCost(kind, n);
   if (algorithm == "chain") return m.chainCost(kind, n);
-  if (algorithm == "direct") return m.directCost(kind, n);
+  // A measured small-message time stands for the model's latency term (allreduce: what was measured).
+  auto measuredLatency = [&](double measured, double t, double latency) {
+    return measured > 0 && kind == CollKind::AllReduce && t >= 0 ? measured + (t - latency) : t;
+  };
+  if (algorithm == "direct") return measuredLatency(in.directSmallUs, m.directCost(kind, n), m.directCost(kind, 0));
   if (algorithm == "tree") return m.treeCost(kind, n);
   if (algorithm == "rd" || algorithm == "rhd") {
     // Their per-byte terms scaled by what the calibration saw against the ring (recursiveScale).
     auto cost = [&](double bytes) { return algorithm == "rd" ? m.rdCost(kind, bytes) : m.rhdCost(kind, bytes); };
-    const double t = cost(n);
-    if (t < 0 || in.recursiveScale == 1.0) return t;
+    double t = cost(n);
     const double latency = cost(0);
-    return latency + in.recursiveScale * (t - latency);
+    if (t >= 0 && in.recursiveScale != 1.0) t = latency + in.recursiveScale * (t - latency);
+    return algorithm == "rd" ? measuredLatency(in.rdSmallUs, t, latency) : t;
   }
   if (algorithm == "oneshot") return m.oneshotCost(kind, n);
   if (algorithm == "twoshot") return m.twoshotCost(kind, n);

@@ -36,6 +36,12 @@ struct CostInputs {
   // separate passes where the ring fuses the reduction into its send, and on a host with more ranks
   // than cores every pair exchanges at once. The calibration measures it against the ring.
   double recursiveScale = 1.0;
+  // 8-byte allreduce times the calibration measured (0: not measured). They replace the model's latency
+  // terms of `direct` and `rd`: a direct exchange sends p - 1 messages where rd sends log2(p), and what a
+  // message costs beyond its hop (system calls and wake-ups over TCP, next to nothing over shared memory)
+  // decides between them, which the link latency alone does not tell.
+  double directSmallUs = 0;
+  double rdSmallUs = 0;
 };
 
 // Estimated time in microseconds of `algorithm` (a name of the algorithm table: ring, tree, rd, rhd,

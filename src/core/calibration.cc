@@ -80,6 +80,10 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   const Plan small = planOf(AlgoId::Ring, 8), large = planOf(AlgoId::Ring, kLargeBytes);
   std::vector<float> send(kLargeBytes / sizeof(float), 1.0f), recv(send.size());
   const double smallUs = BestUs(4, [&] { return run(small, send.data(), recv.data()); }, &st);
+  // The two few-message algorithms at 8 bytes: how many messages a small allreduce can afford.
+  const Plan directSmall = planOf(AlgoId::Direct, 8), rdSmall = planOf(AlgoId::Rd, 8);
+  const double directUs = BestUs(4, [&] { return run(directSmall, send.data(), recv.data()); }, &st);
+  const double rdUs = BestUs(4, [&] { return run(rdSmall, send.data(), recv.data()); }, &st);
   const double largeUs = BestUs(3, [&] { return run(large, send.data(), recv.data()); }, &st);
   // Two ranks run the same exchange either way; from three on, recursive halving-doubling is timed too.
   double rhdUs = 0;
@@ -90,7 +94,7 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   STRATA_CHECK(st);
 
   // Every rank takes the slowest rank's figures: the same inputs everywhere, the same choices.
-  std::vector<double> mine = {smallUs, largeUs, reduceUs, copyUs, rhdUs}, all(mine.size());
+  std::vector<double> mine = {smallUs, largeUs, reduceUs, copyUs, rhdUs, directUs, rdUs}, all(mine.size());
   CollDesc d;
   d.kind = CollKind::AllReduce;
   d.count = mine.size();
@@ -114,6 +118,8 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   } else {
     in->intra = measured;
   }
+  in->directSmallUs = all[5];
+  in->rdSmallUs = all[6];
   // rhd against the model fitted on the ring: the ratio of measured to modelled per-byte time.
   in->recursiveScale = 1.0;
   if (all[4] > 0) {

@@ -113,6 +113,25 @@ TEST(CostModel, RecursiveScaleStretchesOnlyTheirPerByteTime) {
   EXPECT_EQ(ChooseCheapest({"ring", "rhd"}, CollKind::AllReduce, 64 << 20, in).algorithm, "ring");
 }
 
+// Measured 8-byte times replace the latency terms of direct and rd, for allreduce only, and leave the
+// per-byte terms as the formulas give them: the measured cheaper one wins small sizes.
+TEST(CostModel, MeasuredSmallMessageTimesDecideDirectAgainstRd) {
+  CostInputs in = OneHost(4);
+  const double directModel = EstimateUs("direct", CollKind::AllReduce, 800, in);
+  const double rdModel = EstimateUs("rd", CollKind::AllReduce, 800, in);
+  EXPECT_LT(directModel, rdModel);  // one latency against two
+  in.directSmallUs = 45.0;          // p - 1 messages over TCP cost more than one hop
+  in.rdSmallUs = 21.0;
+  EXPECT_NEAR(EstimateUs("direct", CollKind::AllReduce, 800, in), 45.0 + (directModel - 1.0), 1e-9);
+  EXPECT_NEAR(EstimateUs("rd", CollKind::AllReduce, 800, in), 21.0 + (rdModel - 2.0), 1e-9);
+  EXPECT_EQ(ChooseCheapest({"direct", "rd"}, CollKind::AllReduce, 8, in).algorithm, "rd");
+  in.directSmallUs = 3.0;
+  EXPECT_EQ(ChooseCheapest({"direct", "rd"}, CollKind::AllReduce, 8, in).algorithm, "direct");
+  // Other collectives keep the formulas.
+  EXPECT_NEAR(EstimateUs("rd", CollKind::AllGather, 800, in), EstimateUs("rd", CollKind::AllGather, 800, OneHost(4)),
+              1e-9);
+}
+
 TEST(CostModel, OneshotWinsSmallAllReduceOnOneHostWithPeerMapping) {
   CostInputs in = OneHost(4);
   in.peerMapped = true;
