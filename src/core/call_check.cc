@@ -5,18 +5,18 @@
 
 namespace strata {
 
-const char* DataTypeName(strataDataType_t t) {
+const char* DataTypeName(int t) {
   static const char* const kNames[] = {"int8",    "uint8",   "int32", "uint32",   "int64",    "uint64",
                                        "float16", "float32", "float64", "bfloat16", "fp8e4m3", "fp8e5m2"};
-  const int i = static_cast<int>(t);
-  return i >= 0 && i < strataNumTypes ? kNames[i] : "unknown-type";
+  return t >= 0 && t < strataNumTypes ? kNames[t] : "unknown-type";
 }
+const char* DataTypeName(strataDataType_t t) { return DataTypeName(static_cast<int>(t)); }
 
-const char* RedOpName(strataRedOp_t op) {
+const char* RedOpName(int op) {
   static const char* const kNames[] = {"sum", "prod", "max", "min", "avg"};
-  const int i = static_cast<int>(op);
-  return i >= 0 && i < strataNumOps ? kNames[i] : "unknown-op";
+  return op >= 0 && op < strataNumOps ? kNames[op] : "unknown-op";
 }
+const char* RedOpName(strataRedOp_t op) { return RedOpName(static_cast<int>(op)); }
 
 std::string DescribeCall(const CollDesc& d) {
   std::string s = std::string(CollKindName(d.kind)) + " of " + std::to_string(d.count) + " x " + DataTypeName(d.dtype);
@@ -66,8 +66,9 @@ Status CompareSignatures(const std::vector<CallSignature>& all) {
   const Field fields[] = {
       {"collective", [](const CallSignature& s) { return std::string(CollKindName(static_cast<CollKind>(s.kind))); }},
       {"count", [](const CallSignature& s) { return std::to_string(s.count); }},
-      {"datatype", [](const CallSignature& s) { return std::string(DataTypeName(static_cast<strataDataType_t>(s.dtype))); }},
-      {"op", [](const CallSignature& s) { return std::string(RedOpName(static_cast<strataRedOp_t>(s.op))); }},
+      // Wire bytes stay integers: a byte outside the enums is no value of their types.
+      {"datatype", [](const CallSignature& s) { return std::string(DataTypeName(static_cast<int>(s.dtype))); }},
+      {"op", [](const CallSignature& s) { return std::string(RedOpName(static_cast<int>(s.op))); }},
       {"root", [](const CallSignature& s) { return std::to_string(s.root); }},
       {"call number", [](const CallSignature& s) { return "call #" + std::to_string(s.seq); }},
   };

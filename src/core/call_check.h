@@ -15,6 +15,9 @@ namespace strata {
 
 const char* DataTypeName(strataDataType_t t);
 const char* RedOpName(strataRedOp_t op);
+// The same for a number read from the wire, which may lie outside the enums.
+const char* DataTypeName(int t);
+const char* RedOpName(int op);
 // "AllReduce of 1000 x float32 (sum)", "Broadcast of 8 x int32 from root 2".
 std::string DescribeCall(const CollDesc& desc);
 
