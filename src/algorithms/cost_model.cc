@@ -238,6 +238,14 @@ class Model {
 
 }  // namespace
 
+double RecursiveScaleAt(const CostInputs& in, double bytes) {
+  const double at = static_cast<double>(in.recursiveScaleBytes);
+  if (at <= 0 || bytes <= at) return in.recursiveScale;
+  const double f = std::log2(bytes / at) / 3.0;  // 0 at the measured size, 1 at 8x it
+  if (f >= 1) return in.recursiveScaleLarge;
+  return in.recursiveScale + f * (in.recursiveScaleLarge - in.recursiveScale);
+}
+
 double EstimateUs(const std::string& algorithm, CollKind kind, uint64_t bytes, const CostInputs& in) {
   const Model m(in);
   const double n = static_cast<double>(bytes);
@@ -255,7 +263,8 @@ double EstimateUs(const std::string& algorithm, CollKind kind, uint64_t bytes, c
     auto cost = [&](double bytes) { return algorithm == "rd" ? m.rdCost(kind, bytes) : m.rhdCost(kind, bytes); };
     double t = cost(n);
     const double latency = cost(0);
-    if (t >= 0 && in.recursiveScale != 1.0) t = latency + in.recursiveScale * (t - latency);
+    const double scale = RecursiveScaleAt(in, n);
+    if (t >= 0 && scale != 1.0) t = latency + scale * (t - latency);
     return algorithm == "rd" ? measuredLatency(in.rdSmallUs, t, latency) : t;
   }
   if (algorithm == "oneshot") return m.oneshotCost(kind, n);

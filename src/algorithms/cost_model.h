@@ -36,6 +36,12 @@ struct CostInputs {
   // separate passes where the ring fuses the reduction into its send, and on a host with more ranks
   // than cores every pair exchanges at once. The calibration measures it against the ring.
   double recursiveScale = 1.0;
+  // The scale above holds up to `recursiveScaleBytes` (the size it was measured at; 0: every size). From 8x
+  // that size on, `recursiveScaleLarge` holds instead, and in between the scale moves with log2 of the size:
+  // once the buffers leave the caches, rd's and rhd's separate copy and reduce passes cost memory bandwidth
+  // that the calibration's in-cache run does not show.
+  uint64_t recursiveScaleBytes = 0;
+  double recursiveScaleLarge = 1.0;
   // 8-byte allreduce times the calibration measured (0: not measured). They replace the model's latency
   // terms of `direct` and `rd`: a direct exchange sends p - 1 messages where rd sends log2(p), and what a
   // message costs beyond its hop (system calls and wake-ups over TCP, next to nothing over shared memory)
@@ -43,6 +49,9 @@ struct CostInputs {
   double directSmallUs = 0;
   double rdSmallUs = 0;
 };
+
+// rd's and rhd's per-byte scale for a vector of `bytes` (see CostInputs::recursiveScale).
+double RecursiveScaleAt(const CostInputs& in, double bytes);
 
 // Estimated time in microseconds of `algorithm` (a name of the algorithm table: ring, tree, rd, rhd,
 // oneshot, twoshot, hier, hier_leader, pairwise, chain, direct) running `kind` on `bytes`, the size of

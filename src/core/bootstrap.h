@@ -48,9 +48,9 @@ struct PeerInfo {
   uint32_t slotBytes, nslots, nchannels, nsocks, directMaxBytes;
   int32_t shmDisable;
   int32_t checkCalls;  // STRATA_CHECK_CALLS: must agree, since it adds a message to every call
-  int32_t timeoutMs;
+  int32_t timeoutMs;  // this rank's init timeout (clamped to 2^31-1): the root gives up before the first rank does
   uint32_t windowBytes;  // STRATA_WINDOW_BYTES: each half of the peer-mapped window (must agree)
-  uint32_t pad3;  // this rank's init timeout (clamped to 2^31-1): the root gives up before the first rank does
+  uint32_t asymmetricBell;  // this process registered for the doorbell owners' membarrier (Doorbell)
   RankPlaceWire topo;  // where the rank runs (NUMA node, binding, NIC) and its link table
   // The communicator's quantization ("config int8:128:fp32:nearest", "env none") and
   // STRATA_QUANT_MIN_BYTES: must agree, since they decide which calls run quantized plans.

@@ -17,6 +17,7 @@ constexpr LinkCost kDefaultShm{1.0, 5.0};
 constexpr LinkCost kDefaultNet{30.0, 1.25};
 constexpr uint64_t kLargeBytes = 1 << 20;
 constexpr uint64_t kLocalBytes = 1 << 20;
+constexpr double kOutOfCacheRecursiveScale = 5.0 / 3.0;
 
 double BestUs(int reps, const std::function<Status()>& once, Status* st) {
   double best = 0;
@@ -122,11 +123,20 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   in->rdSmallUs = all[6];
   // rhd against the model fitted on the ring: the ratio of measured to modelled per-byte time.
   in->recursiveScale = 1.0;
+  in->recursiveScaleBytes = 0;
   if (all[4] > 0) {
     const double modelled = EstimateUs("rhd", CollKind::AllReduce, kLargeBytes, *in);
     const double latency = EstimateUs("rhd", CollKind::AllReduce, 0, *in);
     if (modelled > latency)
       in->recursiveScale = std::min(8.0, std::max(0.5, (all[4] - latency) / (modelled - latency)));
+  }
+  // Measured in cache. On one host memory is the link, and out of cache an exchange's copy pass and
+  // reduce pass (1 read + 1 write, then 2 reads + 1 write) move 5/3 of the ring's fused pass (2 reads +
+  // 1 write); between hosts the network hides that.
+  in->recursiveScaleLarge = in->recursiveScale;
+  if (in->nhosts == 1) {
+    in->recursiveScaleBytes = kLargeBytes;
+    in->recursiveScaleLarge = std::max(in->recursiveScale, kOutOfCacheRecursiveScale);
   }
   if (report) {
     report->ringSmallUs = all[0];

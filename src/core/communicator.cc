@@ -214,6 +214,7 @@ Status Communicator::init(const UniqueIdData& id, int nranks, int rank, const Co
   me.windowBytes = static_cast<uint32_t>(settings.windowBytes);
   me.shmDisable = settings.shmDisable;
   me.timeoutMs = static_cast<int32_t>(std::min<int64_t>(settings.timeoutMs, INT32_MAX));
+  me.asymmetricBell = Doorbell::RegisterAsymmetric() ? 1 : 0;
   snprintf(me.quant, sizeof(me.quant), "%s %s", settings.quantSource == QuantSource::kComm ? "config" : "env",
            settings.quant.enabled ? QuantSpecString(settings.quant).c_str() : "none");
   me.quantMinBytes = settings.quantMinBytes;
@@ -243,6 +244,12 @@ Status Communicator::init(const UniqueIdData& id, int nranks, int rank, const Co
                topology_.localRank(rank), topology_.numaOf(rank), anyIntra ? LinkClassName(intra.cls) : "none",
                anyInter ? LinkClassName(inter.cls) : "none");
   }
+  // Ringers skip their fence only when every rank that may ring this doorbell takes the membarrier's
+  // IPI; set before the barrier below, so before any peer rings.
+  if (shm_)
+    shm_->ownBell()->asymmetric.store(
+        std::all_of(all.begin(), all.end(), [](const PeerInfo& p) { return p.asymmetricBell != 0; }) ? 1 : 0,
+        std::memory_order_relaxed);
   Status st = setupConnections(all, listenIp, boot, deadline);
   Status barrier = boot.barrier(st.ok() ? strataSuccess : st.code(), deadline);
   if (shm_) shm_->unlinkOwn();
@@ -436,9 +443,9 @@ Status Communicator::setupSelector() {
                calibration_.ringSmallUs, static_cast<unsigned long long>(calibration_.largeBytes), calibration_.ringLargeUs);
   }
   STRATA_LOG(INFO, TUNING, "cost model: %d ranks on %d host(s); within a host %.2f us, %.2f GB/s; between hosts %.2f us, "
-             "%.2f GB/s; reduce %.2f GB/s, copy %.2f GB/s; rd/rhd per-byte scale %.2f; 8 B allreduce direct %.1f us, "
+             "%.2f GB/s; reduce %.2f GB/s, copy %.2f GB/s; rd/rhd per-byte scale %.2f (%.2f out of cache); 8 B allreduce direct %.1f us, "
              "rd %.1f us", in.nranks, in.nhosts, in.intra.latencyUs, in.intra.bandwidthGBs, in.inter.latencyUs,
-             in.inter.bandwidthGBs, in.reduceGBs, in.copyGBs, in.recursiveScale, in.directSmallUs, in.rdSmallUs);
+             in.inter.bandwidthGBs, in.reduceGBs, in.copyGBs, in.recursiveScale, in.recursiveScaleLarge, in.directSmallUs, in.rdSmallUs);
   selector_.reset(in);
   return Status::Ok();
 }

@@ -71,7 +71,7 @@ Status ExecuteRun(Run& run, const WaitPolicy& wait) {
     if (idleSince == 0) idleSince = now;
     const int64_t idle = static_cast<int64_t>(now - idleSince);
     if (idle < spinNs) {
-      for (int i = 0; i < 32; ++i) CpuRelax();
+      CpuRelax();
       continue;
     }
     if (wait.abort && wait.abort->load(std::memory_order_relaxed))

@@ -1,6 +1,7 @@
 #include "transport/shm/doorbell.h"
 
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,13 +23,28 @@ long Futex(std::atomic<uint32_t>* addr, int op, uint32_t val, const timespec* ts
 #define STRATA_DOORBELL_RMW 1
 #endif
 
+bool Doorbell::RegisterAsymmetric() {
+#ifdef STRATA_DOORBELL_RMW
+  return false;
+#else
+  static const bool registered = [] {
+    const long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    const long need = MEMBARRIER_CMD_GLOBAL_EXPEDITED | MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED;
+    return cmds >= 0 && (cmds & need) == need &&
+           syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
+  }();
+  return registered;
+#endif
+}
+
 void Doorbell::ring() {
   // Pairs with prepareSleep (Dekker): either the sleeper sees our update, or we see its flag and
   // wake it.
 #ifdef STRATA_DOORBELL_RMW
   const bool asleep = sleeping.fetch_add(0, std::memory_order_seq_cst) != 0;
 #else
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (asymmetric.load(std::memory_order_relaxed)) std::atomic_signal_fence(std::memory_order_seq_cst);
+  else std::atomic_thread_fence(std::memory_order_seq_cst);
   const bool asleep = sleeping.load(std::memory_order_relaxed) != 0;
 #endif
   if (asleep) {
@@ -43,6 +59,9 @@ uint32_t Doorbell::prepareSleep() {
 #else
   sleeping.store(1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Every ringer's store before this point is now visible here, and every later one sees `sleeping`.
+  if (asymmetric.load(std::memory_order_relaxed) && syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) != 0)
+    asymmetric.store(0, std::memory_order_relaxed);  // cannot happen once registered; fail safe
 #endif
   return seq.load(std::memory_order_seq_cst);
 }

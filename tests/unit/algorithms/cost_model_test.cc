@@ -113,6 +113,24 @@ TEST(CostModel, RecursiveScaleStretchesOnlyTheirPerByteTime) {
   EXPECT_EQ(ChooseCheapest({"ring", "rhd"}, CollKind::AllReduce, 64 << 20, in).algorithm, "ring");
 }
 
+// A scale measured in cache holds up to its size, the large one from 8x that size, log-linear between;
+// 4 ranks on one host measured rhd faster than the ring at 1 MiB and 1.6-1.8x slower from 16 MiB.
+TEST(CostModel, RecursiveScaleMovesToItsOutOfCacheValue) {
+  CostInputs in = OneHost(4);
+  in.recursiveScale = 0.75;
+  in.recursiveScaleLarge = 5.0 / 3.0;
+  in.recursiveScaleBytes = 1 << 20;
+  EXPECT_DOUBLE_EQ(RecursiveScaleAt(in, 512 << 10), 0.75);
+  EXPECT_DOUBLE_EQ(RecursiveScaleAt(in, 1 << 20), 0.75);
+  EXPECT_NEAR(RecursiveScaleAt(in, 2 << 20), 0.75 + (5.0 / 3.0 - 0.75) / 3, 1e-12);
+  EXPECT_DOUBLE_EQ(RecursiveScaleAt(in, 8 << 20), 5.0 / 3.0);
+  EXPECT_DOUBLE_EQ(RecursiveScaleAt(in, 256 << 20), 5.0 / 3.0);
+  EXPECT_EQ(ChooseCheapest({"ring", "rhd"}, CollKind::AllReduce, 64 << 20, in).algorithm, "ring");
+  EXPECT_EQ(ChooseCheapest({"ring", "rhd"}, CollKind::AllReduce, 1 << 20, in).algorithm, "rhd");
+  in.recursiveScaleBytes = 0;  // not measured: one scale for every size
+  EXPECT_DOUBLE_EQ(RecursiveScaleAt(in, 256 << 20), 0.75);
+}
+
 // Measured 8-byte times replace the latency terms of direct and rd, for allreduce only, and leave the
 // per-byte terms as the formulas give them: the measured cheaper one wins small sizes.
 TEST(CostModel, MeasuredSmallMessageTimesDecideDirectAgainstRd) {
