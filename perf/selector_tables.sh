@@ -10,7 +10,8 @@
 #                               RATE = 1gbit or 10gbit; small = 8 B - 1 MiB, large = 4 - 256 MiB (x4)
 #   hier-2x2, hier-2x4          64 MiB allreduce at 1 Gbit, -A hier against -A ring, 3 interleaved runs
 #   latency                     8 B - 4 KiB at 4 and 8 ranks, selector against forced ring
-#   mpi                         2 ranks, 1 - 256 MiB, strata (selector) beside Open MPI's MPI_Allreduce
+#   mpi                         2 ranks, 1 - 256 MiB, strata (selector) beside Open MPI's MPI_Allreduce, both
+#                               reusing one buffer per size
 #   calibration                 the "calibration took" line at 2, 4 and 8 ranks, 5 runs each
 #
 # BIN (default build/bin) holds the tools; point it and LD_LIBRARY_PATH at a private copy of the build
@@ -71,7 +72,12 @@ for part in "$@"; do
               --mca btl_tcp_if_include lo -np 2)
       for r in 1 2 3; do
         echo "== mpi run $r $(date +%T)"
-        $quiet "$bin/stratarun" -n 2 "$bin/all_reduce_perf" -b 1M -e 256M -f 2 -n 20 -w 3 > "$out/mpi_strata_$r.txt"
+        # One size per run, so that every call reuses one buffer as Open MPI's tool does (a sweep rotates
+        # its calls through the largest size's buffer and so reads cold memory).
+        : > "$out/mpi_strata_$r.txt"
+        for s in 1M 2M 4M 8M 16M 32M 64M 128M 256M; do
+          $quiet "$bin/stratarun" -n 2 "$bin/all_reduce_perf" -b "$s" -e "$s" -n 20 -w 3 >> "$out/mpi_strata_$r.txt"
+        done
         $quiet "${mpirun[@]}" /tmp/strata-bench/mpi_allreduce_perf -b 1048576 -e 268435456 -f 2 > "$out/mpi_ompi_$r.txt" 2>&1
       done
       python3 perf/summarize_tables.py --factor 1 --sizes 1M,2M,4M,8M,16M,32M,64M,128M,256M \

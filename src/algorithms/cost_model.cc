@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace strata {
 
@@ -238,6 +239,16 @@ class Model {
 
 }  // namespace
 
+std::string DescribeSmallUs(const CostInputs& in) {
+  std::string out;
+  char buf[64];
+  for (const auto& e : in.smallUs) {
+    snprintf(buf, sizeof buf, "%s%s %.1f us", out.empty() ? "" : ", ", e.first.c_str(), e.second);
+    out += buf;
+  }
+  return out.empty() ? "not measured" : out;
+}
+
 double RecursiveScaleAt(const CostInputs& in, double bytes) {
   const double at = static_cast<double>(in.recursiveScaleBytes);
   if (at <= 0 || bytes <= at) return in.recursiveScale;
@@ -250,29 +261,36 @@ double EstimateUs(const std::string& algorithm, CollKind kind, uint64_t bytes, c
   const Model m(in);
   const double n = static_cast<double>(bytes);
   if (in.nranks <= 1) return kind == CollKind::AlltoAll || algorithm == "ring" || algorithm == "chain" ? m.copy(n) : -1;
-  if (algorithm == "ring") return m.ringCost(kind, n);
   if (algorithm == "chain") return m.chainCost(kind, n);
-  // A measured small-message time stands for the model's latency term (allreduce: what was measured).
-  auto measuredLatency = [&](double measured, double t, double latency) {
-    return measured > 0 && kind == CollKind::AllReduce && t >= 0 ? measured + (t - latency) : t;
+  auto cost = [&](const std::string& name, double bytes) {
+    if (name == "ring") return m.ringCost(kind, bytes);
+    if (name == "direct") return m.directCost(kind, bytes);
+    if (name == "tree") return m.treeCost(kind, bytes);
+    if (name == "rd" || name == "rhd") {
+      // Their per-byte terms scaled by what the calibration saw against the ring (recursiveScale).
+      const double t = name == "rd" ? m.rdCost(kind, bytes) : m.rhdCost(kind, bytes);
+      const double latency = name == "rd" ? m.rdCost(kind, 0) : m.rhdCost(kind, 0);
+      const double scale = RecursiveScaleAt(in, bytes);
+      return t >= 0 && scale != 1.0 ? latency + scale * (t - latency) : t;
+    }
+    if (name == "oneshot") return m.oneshotCost(kind, bytes);
+    if (name == "twoshot") return m.twoshotCost(kind, bytes);
+    if (name == "hier") return m.hierCost(kind, bytes);
+    if (name == "hier_leader") return m.hierLeaderCost(kind, bytes);
+    if (name == "pairwise") return m.pairwiseCost(kind, bytes);
+    return kNotApplicable;
   };
-  if (algorithm == "direct") return measuredLatency(in.directSmallUs, m.directCost(kind, n), m.directCost(kind, 0));
-  if (algorithm == "tree") return m.treeCost(kind, n);
-  if (algorithm == "rd" || algorithm == "rhd") {
-    // Their per-byte terms scaled by what the calibration saw against the ring (recursiveScale).
-    auto cost = [&](double bytes) { return algorithm == "rd" ? m.rdCost(kind, bytes) : m.rhdCost(kind, bytes); };
-    double t = cost(n);
-    const double latency = cost(0);
-    const double scale = RecursiveScaleAt(in, n);
-    if (t >= 0 && scale != 1.0) t = latency + scale * (t - latency);
-    return algorithm == "rd" ? measuredLatency(in.rdSmallUs, t, latency) : t;
+  const double t = cost(algorithm, n);
+  if (t < 0 || kind != CollKind::AllReduce) return t;
+  // A measured small-message time stands for the model's latency term.
+  double measured = 0;
+  auto it = in.smallUs.find(algorithm);
+  if (it != in.smallUs.end()) {
+    measured = it->second;
+  } else if (algorithm == "rhd" && (it = in.smallUs.find("rd")) != in.smallUs.end() && cost("rd", 0) > 0) {
+    measured = it->second * cost("rhd", 0) / cost("rd", 0);  // the same exchanges, twice
   }
-  if (algorithm == "oneshot") return m.oneshotCost(kind, n);
-  if (algorithm == "twoshot") return m.twoshotCost(kind, n);
-  if (algorithm == "hier") return m.hierCost(kind, n);
-  if (algorithm == "hier_leader") return m.hierLeaderCost(kind, n);
-  if (algorithm == "pairwise") return m.pairwiseCost(kind, n);
-  return kNotApplicable;
+  return measured > 0 ? measured + (t - cost(algorithm, 0)) : t;
 }
 
 CostChoice ChooseCheapest(const std::vector<std::string>& candidates, CollKind kind, uint64_t bytes,

@@ -18,6 +18,11 @@ constexpr LinkCost kDefaultNet{30.0, 1.25};
 constexpr uint64_t kLargeBytes = 1 << 20;
 constexpr uint64_t kLocalBytes = 1 << 20;
 constexpr double kOutOfCacheRecursiveScale = 5.0 / 3.0;
+constexpr int kSmallReps = 16;  // 8-byte calls timed back to back
+// What an 8-byte allreduce is timed with, beside the ring: the algorithms the selector may pick for small sizes.
+constexpr AlgoId kSmallCandidates[] = {AlgoId::Direct, AlgoId::Rd, AlgoId::Tree, AlgoId::OneShot, AlgoId::Hier,
+                                       AlgoId::HierLeader};
+constexpr int kLargeReps = 3;   // 1 MiB calls
 
 double BestUs(int reps, const std::function<Status()>& once, Status* st) {
   double best = 0;
@@ -28,6 +33,23 @@ double BestUs(int reps, const std::function<Status()>& once, Status* st) {
     if (i == 0 || us < best) best = us;
   }
   return best;
+}
+
+// A collective's time per call: one call to line the ranks up, then `reps` back to back, each timed, and the
+// median of them. A call timed on its own measures how late this rank came as much as the call (the rank that
+// arrives last finds its peers' data waiting); back to back the ranks keep in step, and the median drops the
+// calls in which a rank was descheduled.
+double PerCallUs(int reps, const std::function<Status()>& once, Status* st) {
+  if (st->ok()) *st = once();
+  std::vector<double> us;
+  for (int i = 0; i < reps && st->ok(); ++i) {
+    const uint64_t t0 = NowNs();
+    *st = once();
+    us.push_back(static_cast<double>(NowNs() - t0) / 1e3);
+  }
+  if (us.empty()) return 0;
+  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+  return us[us.size() / 2];
 }
 
 }  // namespace
@@ -80,28 +102,44 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   };
   const Plan small = planOf(AlgoId::Ring, 8), large = planOf(AlgoId::Ring, kLargeBytes);
   std::vector<float> send(kLargeBytes / sizeof(float), 1.0f), recv(send.size());
-  const double smallUs = BestUs(4, [&] { return run(small, send.data(), recv.data()); }, &st);
-  // The two few-message algorithms at 8 bytes: how many messages a small allreduce can afford.
-  const Plan directSmall = planOf(AlgoId::Direct, 8), rdSmall = planOf(AlgoId::Rd, 8);
-  const double directUs = BestUs(4, [&] { return run(directSmall, send.data(), recv.data()); }, &st);
-  const double rdUs = BestUs(4, [&] { return run(rdSmall, send.data(), recv.data()); }, &st);
-  const double largeUs = BestUs(3, [&] { return run(large, send.data(), recv.data()); }, &st);
+  const double smallUs = PerCallUs(kSmallReps, [&] { return run(small, send.data(), recv.data()); }, &st);
+  // Every other algorithm that can run an 8-byte allreduce here, for what its messages really cost (a
+  // plan that names another algorithm is a fallback: this shape does not fit it).
+  std::vector<std::string> smallNames;
+  std::vector<double> smallTimes;
+  for (AlgoId id : kSmallCandidates) {
+    const Plan plan = planOf(id, 8);
+    if (plan.algorithm != GetAlgoInfo(id).name) continue;
+    smallNames.push_back(plan.algorithm);
+    smallTimes.push_back(PerCallUs(kSmallReps, [&] { return run(plan, send.data(), recv.data()); }, &st));
+  }
+  const double largeUs = PerCallUs(kLargeReps, [&] { return run(large, send.data(), recv.data()); }, &st);
   // Two ranks run the same exchange either way; from three on, recursive halving-doubling is timed too.
   double rhdUs = 0;
   if (p >= 3) {
     const Plan rhd = planOf(AlgoId::Rhd, kLargeBytes);
-    rhdUs = BestUs(3, [&] { return run(rhd, send.data(), recv.data()); }, &st);
+    rhdUs = PerCallUs(kLargeReps, [&] { return run(rhd, send.data(), recv.data()); }, &st);
   }
   STRATA_CHECK(st);
 
-  // Every rank takes the slowest rank's figures: the same inputs everywhere, the same choices.
-  std::vector<double> mine = {smallUs, largeUs, reduceUs, copyUs, rhdUs, directUs, rdUs}, all(mine.size());
+  // Every rank takes the median over the ranks of each figure: the same inputs everywhere, the same choices.
+  // (The slowest rank's figure was a poor summary: with more ranks than cores one rank or another is
+  // descheduled in almost every measurement, and the maximum took those.)
+  std::vector<double> mine = {smallUs, largeUs, reduceUs, copyUs, rhdUs};
+  mine.insert(mine.end(), smallTimes.begin(), smallTimes.end());
+  const size_t nf = mine.size();
+  std::vector<double> gathered(nf * p), all(nf);
   CollDesc d;
-  d.kind = CollKind::AllReduce;
-  d.count = mine.size();
+  d.kind = CollKind::AllGather;
+  d.count = nf;
   d.dtype = strataFloat64;
-  d.op = strataMax;
-  STRATA_CHECK(run(BuildPlanWith(AlgoId::Direct, d, geo), mine.data(), all.data()));
+  STRATA_CHECK(run(BuildPlanWith(AlgoId::Ring, d, geo), mine.data(), gathered.data()));
+  for (size_t f = 0; f < nf; ++f) {
+    std::vector<double> v(p);
+    for (int r = 0; r < p; ++r) v[r] = gathered[r * nf + f];
+    std::nth_element(v.begin(), v.begin() + (p - 1) / 2, v.end());
+    all[f] = v[(p - 1) / 2];
+  }
 
   const double n = static_cast<double>(kLargeBytes);
   in->reduceGBs = n / std::max(all[2], 1e-3) / 1e3;
@@ -114,13 +152,19 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   const double wireUs = std::max(all[1] - all[0] - reduceShare, 0.1 * all[1]);
   measured.bandwidthGBs = hops / static_cast<double>(p) * n / wireUs / 1e3;
   if (in->nhosts > 1) {
+    // A small ring waits on one hop after another around the ring, and h of every p hops cross hosts:
+    // the network's latency is what remains of the ring's once the hops within hosts are taken out.
+    const double intraLat = std::min(measured.latencyUs, kDefaultShm.latencyUs);
+    const double share = static_cast<double>(in->nhosts) / p;
     in->inter = measured;
-    in->intra = LinkCost{std::min(measured.latencyUs, kDefaultShm.latencyUs), in->copyGBs / 2};
+    in->inter.latencyUs = std::max(measured.latencyUs, (all[0] - hops * (1 - share) * intraLat) / (hops * share));
+    in->intra = LinkCost{intraLat, in->copyGBs / 2};
   } else {
     in->intra = measured;
   }
-  in->directSmallUs = all[5];
-  in->rdSmallUs = all[6];
+  in->smallUs.clear();
+  in->smallUs["ring"] = all[0];
+  for (size_t i = 0; i < smallNames.size(); ++i) in->smallUs[smallNames[i]] = all[5 + i];
   // rhd against the model fitted on the ring: the ratio of measured to modelled per-byte time.
   in->recursiveScale = 1.0;
   in->recursiveScaleBytes = 0;

@@ -19,7 +19,7 @@ CostInputs CostInputsFromGeometry(const PlanGeometry& geo);
 using PlanRunner = std::function<Status(const Plan& plan, const void* send, void* recv)>;
 
 struct CalibrationReport {
-  double ringSmallUs = 0;  // 8-byte ring allreduce, slowest rank's best of several
+  double ringSmallUs = 0;  // 8-byte ring allreduce, per call (the median over the ranks)
   double ringLargeUs = 0;  // `largeBytes` ring allreduce
   double rhdLargeUs = 0;   // `largeBytes` rhd allreduce (0 when not measured: fewer than 3 ranks)
   uint64_t largeBytes = 0;
@@ -27,7 +27,7 @@ struct CalibrationReport {
 };
 
 // Measures link latency and bandwidth with ring allreduces, and this host's reduce and copy rates,
-// then takes the slowest rank's figures (a max-allreduce) so every rank ends with the same inputs.
+// then takes the median over the ranks of each figure (an allgather) so every rank ends with the same inputs.
 // Between hosts the ring's slowest link is the network; within one host it is shared memory.
 Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostInputs* inout,
                            CalibrationReport* report);

@@ -16,6 +16,7 @@ namespace strata {
 namespace {
 inline void CpuRelax() { __builtin_ia32_pause(); }
 constexpr int kSleepSliceMs = 50;        // sleeps are sliced to notice aborts and deadlines
+constexpr uint64_t kYieldHandOffNs = 200000;  // a yield this long ran someone else: sleep from then on
 }  // namespace
 
 Status ExecutePlan(const Plan& plan, void* const* buffers, ConnectionTable* conns, const WaitPolicy& wait) {
@@ -58,6 +59,7 @@ Status ExecuteRun(Run& run, const WaitPolicy& wait) {
   const uint64_t checkNs = static_cast<uint64_t>(wait.peerCheckMs) * 1000000;
   std::vector<pollfd> fds;
   uint64_t idleSince = 0, lastPeerCheck = NowNs();
+  bool yieldHandsOff = false;
   for (;;) {
     bool progressed = false;
     Status st = run.advance(&progressed);
@@ -65,6 +67,7 @@ Status ExecuteRun(Run& run, const WaitPolicy& wait) {
     if (run.done()) return Status::Ok();
     if (progressed) {
       idleSince = 0;
+      yieldHandsOff = false;
       continue;
     }
     const uint64_t now = NowNs();
@@ -102,8 +105,13 @@ Status ExecuteRun(Run& run, const WaitPolicy& wait) {
                                      static_cast<long long>(wait.timeoutMs), run.blockedOn().c_str(),
                                      RankList(run.blockedPeers()).c_str()),
                            wait);
-    if (idle < spinNs + yieldNs) {
+    if (idle < spinNs + yieldNs && !yieldHandsOff) {
+      // A yield that returns late gave the core to another thread of the machine (a training step's
+      // compute, say): polling at that thread's pace would leave this wait to the scheduler's time slice.
+      // Sleep instead: a ring wakes the sleeper at once, and a woken thread preempts.
+      const uint64_t before = NowNs();
       sched_yield();
+      yieldHandsOff = NowNs() - before > kYieldHandOffNs;
       continue;
     }
     fds.clear();

@@ -188,7 +188,9 @@ Status PlanRun::advance(bool* progressed) {
   return ProgressSends(sendConns_, progressed, &flushed_);
 }
 
-bool PlanRun::pollFds(std::vector<pollfd>* fds) { return PollConnections(recvConns_, sendConns_, fds); }
+bool PlanRun::pollFds(std::vector<pollfd>* fds) {
+  return PollConnections(WaitedRecvs(queues_), sendConns_, fds);
+}
 
 std::string PlanRun::blockedOn() const {
   std::string out;

@@ -19,7 +19,9 @@ class Run {
   // Does whatever work is possible now; *progressed says whether any was.
   virtual Status advance(bool* progressed) = 0;
   virtual bool done() const = 0;
-  // Adds the descriptors to poll while blocked; true when it added any.
+  // Adds the descriptors to poll while blocked: those of the connections the current steps wait to receive
+  // on, and of every send connection with data still to push; true when it added any. A run blocked on
+  // shared memory only adds none and sleeps on the doorbell, where a peer's ring wakes it.
   virtual bool pollFds(std::vector<pollfd>* fds) = 0;
   // "receive from rank 3 (channel 0), ...": what the unfinished queues wait for.
   virtual std::string blockedOn() const = 0;
@@ -27,9 +29,22 @@ class Run {
 };
 
 // Pieces both runs share.
-// Adds every connection's descriptors; true when it added any.
+// Adds the descriptors of `recv` (the connections waited on) and of `send`; true when it added any.
 bool PollConnections(const std::vector<RecvConnection*>& recv, const std::vector<SendConnection*>& send,
                      std::vector<pollfd>* fds);
+// The receive connections the current steps of `queues` (PlanRun's or QuantPlanRun's queue states) wait on;
+// a step still waiting for another queue waits on nothing yet.
+template <typename QueueStates>
+std::vector<RecvConnection*> WaitedRecvs(const QueueStates& queues) {
+  std::vector<RecvConnection*> waited;
+  for (const auto& q : queues) {
+    if (q.step >= q.queue->steps.size()) continue;
+    const auto& s = q.queue->steps[q.step];
+    if (s.waitQueue >= 0 && queues[s.waitQueue].step < s.waitSteps) continue;
+    if (q.recv[q.step]) waited.push_back(q.recv[q.step]);
+  }
+  return waited;
+}
 // Moves every send connection's queued data on; *flushed: whether all of it has been delivered.
 Status ProgressSends(const std::vector<SendConnection*>& send, bool* progressed, bool* flushed);
 // Appends `item` to a ", "-joined list unless it is there already.

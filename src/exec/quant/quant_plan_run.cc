@@ -198,7 +198,9 @@ Status QuantPlanRun::advance(bool* progressed) {
   return ProgressSends(sendConns_, progressed, &flushed_);
 }
 
-bool QuantPlanRun::pollFds(std::vector<pollfd>* fds) { return PollConnections(recvConns_, sendConns_, fds); }
+bool QuantPlanRun::pollFds(std::vector<pollfd>* fds) {
+  return PollConnections(WaitedRecvs(queues_), sendConns_, fds);
+}
 
 std::string QuantPlanRun::blockedOn() const {
   std::string out;

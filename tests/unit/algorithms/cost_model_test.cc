@@ -131,23 +131,29 @@ TEST(CostModel, RecursiveScaleMovesToItsOutOfCacheValue) {
   EXPECT_DOUBLE_EQ(RecursiveScaleAt(in, 256 << 20), 0.75);
 }
 
-// Measured 8-byte times replace the latency terms of direct and rd, for allreduce only, and leave the
-// per-byte terms as the formulas give them: the measured cheaper one wins small sizes.
-TEST(CostModel, MeasuredSmallMessageTimesDecideDirectAgainstRd) {
+// Measured 8-byte times replace the latency terms of the algorithms they were measured for, for allreduce
+// only, and leave the per-byte terms as the formulas give them: the measured cheaper one wins small sizes.
+TEST(CostModel, MeasuredSmallMessageTimesDecideSmallAllReduces) {
   CostInputs in = OneHost(4);
   const double directModel = EstimateUs("direct", CollKind::AllReduce, 800, in);
   const double rdModel = EstimateUs("rd", CollKind::AllReduce, 800, in);
+  const double rhdModel = EstimateUs("rhd", CollKind::AllReduce, 800, in);
+  const double ringModel = EstimateUs("ring", CollKind::AllReduce, 800, in);
   EXPECT_LT(directModel, rdModel);  // one latency against two
-  in.directSmallUs = 45.0;          // p - 1 messages over TCP cost more than one hop
-  in.rdSmallUs = 21.0;
+  in.smallUs = {{"direct", 45.0}, {"rd", 21.0}, {"ring", 60.0}};  // p - 1 messages over TCP cost more than one hop
   EXPECT_NEAR(EstimateUs("direct", CollKind::AllReduce, 800, in), 45.0 + (directModel - 1.0), 1e-9);
   EXPECT_NEAR(EstimateUs("rd", CollKind::AllReduce, 800, in), 21.0 + (rdModel - 2.0), 1e-9);
+  EXPECT_NEAR(EstimateUs("ring", CollKind::AllReduce, 800, in), 60.0 + (ringModel - 6.0), 1e-9);
+  // rhd, not measured: 4 exchanges where rd has 2, so twice rd's measured latency.
+  EXPECT_NEAR(EstimateUs("rhd", CollKind::AllReduce, 800, in), 42.0 + (rhdModel - 4.0), 1e-9);
   EXPECT_EQ(ChooseCheapest({"direct", "rd"}, CollKind::AllReduce, 8, in).algorithm, "rd");
-  in.directSmallUs = 3.0;
+  in.smallUs["direct"] = 3.0;
   EXPECT_EQ(ChooseCheapest({"direct", "rd"}, CollKind::AllReduce, 8, in).algorithm, "direct");
   // Other collectives keep the formulas.
   EXPECT_NEAR(EstimateUs("rd", CollKind::AllGather, 800, in), EstimateUs("rd", CollKind::AllGather, 800, OneHost(4)),
               1e-9);
+  EXPECT_EQ(DescribeSmallUs(in), "direct 3.0 us, rd 21.0 us, ring 60.0 us");
+  EXPECT_EQ(DescribeSmallUs(OneHost(4)), "not measured");
 }
 
 TEST(CostModel, OneshotWinsSmallAllReduceOnOneHostWithPeerMapping) {

@@ -1,0 +1,78 @@
+// The calibration's arithmetic on made-up timings: a fake runner takes a set time per plan (busy waiting), so
+// what the cost model receives can be checked against the formulas worked out by hand.
+#include "core/calibration.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+
+namespace strata {
+namespace {
+
+void BusyUs(double us) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(us * 1000));
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
+
+// 2 hosts x 2 ranks; an 8-byte ring allreduce takes 60 us, 1 MiB 2000 us.
+PlanRunner FakeRunner() {
+  return [](const Plan& plan, const void* send, void* recv) {
+    uint64_t elems = 0;
+    for (const PlanQueue& q : plan.queues)
+      for (const Step& s : q.steps) elems = std::max(elems, s.src.offset + s.count);
+    const bool small = elems <= 64;
+    if (plan.dtype == strataFloat64) {  // the allgather of the figures: every rank measured the same
+      const uint64_t figures = plan.queues[0].steps[0].count;  // the ring allgather's local copy of this rank's
+      for (int r = 0; r < 4; ++r)
+        std::memcpy(static_cast<double*>(recv) + figures * r, send, figures * sizeof(double));
+      return Status::Ok();
+    }
+    if (plan.algorithm == "ring") BusyUs(small ? 60 : 2000);
+    else if (plan.algorithm == "rhd") BusyUs(2500);
+    else if (plan.algorithm == "direct") BusyUs(50);
+    else if (plan.algorithm == "rd") BusyUs(40);
+    else if (plan.algorithm == "hier") BusyUs(55);
+    return Status::Ok();
+  };
+}
+
+TEST(Calibration, NetworkLatencyIsWhatTheRingSpendsOnItsHopsBetweenHosts) {
+  PlanGeometry geo;
+  geo.nranks = 4;
+  geo.rank = 0;
+  geo.hostOf = {0, 0, 1, 1};
+  CostInputs in = CostInputsFromGeometry(geo);
+  CalibrationReport report;
+  ASSERT_TRUE(CalibrateCostInputs(geo, FakeRunner(), &in, &report).ok());
+  // 6 steps, half of them between hosts; the other half at the shared-memory latency, at most 1 us:
+  // (60 - 3 x 1) / 3 = 19 us per hop between hosts, where 60 / 6 = 10 us would spread it over every hop.
+  EXPECT_NEAR(in.inter.latencyUs, 19.0, 2.0);
+  EXPECT_LE(in.intra.latencyUs, 1.0);
+  EXPECT_NEAR(in.smallUs.at("direct"), 50.0, 10.0);
+  EXPECT_NEAR(in.smallUs.at("rd"), 40.0, 10.0);
+  EXPECT_NEAR(in.smallUs.at("hier"), 55.0, 10.0);
+  EXPECT_NEAR(in.smallUs.at("ring"), 60.0, 10.0);
+  EXPECT_EQ(in.smallUs.count("oneshot"), 0u);  // no peer-mapped windows between hosts: not timed
+  EXPECT_NEAR(report.ringSmallUs, 60.0, 10.0);
+  // Several hosts: the rd/rhd scale measured once holds at every size.
+  EXPECT_EQ(in.recursiveScaleBytes, 0u);
+}
+
+TEST(Calibration, OneHostMovesTheRecursiveScaleOutOfCache) {
+  PlanGeometry geo;
+  geo.nranks = 4;
+  geo.rank = 0;
+  CostInputs in = CostInputsFromGeometry(geo);
+  ASSERT_TRUE(CalibrateCostInputs(geo, FakeRunner(), &in, nullptr).ok());
+  EXPECT_NEAR(in.intra.latencyUs, 10.0, 2.0);  // 60 us over 6 hops, all within the host
+  EXPECT_EQ(in.smallUs.count("hier"), 0u);      // one host: hier would run the ring
+  EXPECT_EQ(in.recursiveScaleBytes, 1u << 20);
+  EXPECT_GE(in.recursiveScaleLarge, 5.0 / 3.0);
+  EXPECT_GE(in.recursiveScaleLarge, in.recursiveScale);
+}
+
+}  // namespace
+}  // namespace strata
