@@ -14,6 +14,8 @@
 #                               reusing one buffer per size
 #   calibration                 the "calibration took" line at 2, 4 and 8 ranks, 5 runs each
 #
+# REPS (default 3) sets the runs of the local and small-size parts (the small-message figures of 4 ranks
+# on 2 cores and of the namespaces are bimodal from launch to launch: 5 gives a steadier median).
 # BIN (default build/bin) holds the tools; point it and LD_LIBRARY_PATH at a private copy of the build
 # so that a rebuild cannot change the library in the middle of a table. Each part wraps its benchmark
 # commands in QUIET (default quietrun when it exists; QUIET= runs them bare, e.g. inside one quietrun call).
@@ -29,7 +31,7 @@ for part in "$@"; do
   case $part in
     local2 | local4)
       n=${part#local}
-      check "$part" --reps 3 --algos "$one_host" --iters 10 --warmup 2 -- "$bin/stratarun" -n "$n"
+      check "$part" --reps "${REPS:-3}" --algos "$one_host" --iters 10 --warmup 2 -- "$bin/stratarun" -n "$n"
       ;;
     [0-9]x[0-9]-*bit-small | [0-9]x[0-9]-*bit-large)
       IFS=- read -r net rate span <<< "$part"
@@ -39,7 +41,7 @@ for part in "$@"; do
       net_up "$net" "$rate"
       launch=(-- bash perf/netns_run.sh "$hosts" "$per")
       if [[ $span == small ]]; then
-        check "$part" --reps 3 --algos "$algos" --max 1M --iters-small 50 "${launch[@]}"
+        check "$part" --reps "${REPS:-3}" --algos "$algos" --max 1M --iters-small 50 "${launch[@]}"
       elif [[ $rate == 1gbit ]]; then  # 256 MiB takes seconds a call: one timed call, two runs
         check "$part" --reps 2 --algos "$algos" --min 4M --factor 4 --iters 1 --warmup 1 "${launch[@]}"
       else
