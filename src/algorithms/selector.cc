@@ -56,6 +56,14 @@ AlgoId AlgoSelector::evaluate(CollKind kind, uint64_t bytes) const {
       bestUs = t;
     }
   }
+  // Small allreduces are decided by times measured at init, which swing by up to 2x from one launch to the
+  // next (ranks sharing cores, wake-ups); in steady state rd was the fastest or within 10% of it from 8 B
+  // to 4 KiB on every shape measured (docs/PERFORMANCE.md). Another algorithm takes over only when its
+  // estimate beats rd's by a clear margin.
+  if (kind == CollKind::AllReduce && bytes <= kSmallAllReduceBytes && best != AlgoId::Rd) {
+    const double rd = estimateUs(AlgoId::Rd, kind, bytes);
+    if (rd >= 0 && bestUs * kSmallAllReduceMargin > rd) best = AlgoId::Rd;
+  }
   return best;
 }
 

@@ -47,6 +47,10 @@ constexpr uint64_t kWindowAlgoSelectMaxBytes = 8 << 10;
 
 uint64_t SelectorBytes(const CollDesc& desc, int nranks);
 
+// Up to this size an allreduce runs rd unless another algorithm's estimate is below rd's divided by the margin.
+constexpr uint64_t kSmallAllReduceBytes = 4 << 10;
+constexpr double kSmallAllReduceMargin = 1.25;
+
 // What serves `kind` when the model finds nothing: the foundation's ring, chain or pairwise.
 AlgoId DefaultAlgo(CollKind kind);
 

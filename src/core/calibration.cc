@@ -20,8 +20,8 @@ constexpr uint64_t kLocalBytes = 1 << 20;
 constexpr double kOutOfCacheRecursiveScale = 5.0 / 3.0;
 constexpr int kSmallReps = 16;  // 8-byte calls timed back to back
 // What an 8-byte allreduce is timed with, beside the ring: the algorithms the selector may pick for small sizes.
-constexpr AlgoId kSmallCandidates[] = {AlgoId::Direct, AlgoId::Rd, AlgoId::Tree, AlgoId::OneShot, AlgoId::Hier,
-                                       AlgoId::HierLeader};
+constexpr AlgoId kSmallCandidates[] = {AlgoId::Direct,  AlgoId::Rd,   AlgoId::Tree,      AlgoId::OneShot,
+                                       AlgoId::TwoShot, AlgoId::Hier, AlgoId::HierLeader};
 constexpr int kLargeReps = 3;   // 1 MiB calls
 
 double BestUs(int reps, const std::function<Status()>& once, Status* st) {
@@ -114,12 +114,11 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
     smallTimes.push_back(PerCallUs(kSmallReps, [&] { return run(plan, send.data(), recv.data()); }, &st));
   }
   const double largeUs = PerCallUs(kLargeReps, [&] { return run(large, send.data(), recv.data()); }, &st);
-  // Two ranks run the same exchange either way; from three on, recursive halving-doubling is timed too.
-  double rhdUs = 0;
-  if (p >= 3) {
-    const Plan rhd = planOf(AlgoId::Rhd, kLargeBytes);
-    rhdUs = PerCallUs(kLargeReps, [&] { return run(rhd, send.data(), recv.data()); }, &st);
-  }
+  // The recursive algorithms' per-byte cost against the ring's: from three ranks on with rhd; on two, rhd is the
+  // ring's own exchange, and rd (each rank sends its whole buffer and reduces it all) is the one that differs.
+  const AlgoId recursive = p >= 3 ? AlgoId::Rhd : AlgoId::Rd;
+  const Plan recursivePlan = planOf(recursive, kLargeBytes);
+  const double rhdUs = PerCallUs(kLargeReps, [&] { return run(recursivePlan, send.data(), recv.data()); }, &st);
   STRATA_CHECK(st);
 
   // Every rank takes the median over the ranks of each figure: the same inputs everywhere, the same choices.
@@ -165,12 +164,13 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   in->smallUs.clear();
   in->smallUs["ring"] = all[0];
   for (size_t i = 0; i < smallNames.size(); ++i) in->smallUs[smallNames[i]] = all[5 + i];
-  // rhd against the model fitted on the ring: the ratio of measured to modelled per-byte time.
+  // rhd (rd) against the model fitted on the ring: the ratio of measured to modelled per-byte time.
   in->recursiveScale = 1.0;
   in->recursiveScaleBytes = 0;
   if (all[4] > 0) {
-    const double modelled = EstimateUs("rhd", CollKind::AllReduce, kLargeBytes, *in);
-    const double latency = EstimateUs("rhd", CollKind::AllReduce, 0, *in);
+    const char* name = GetAlgoInfo(recursive).name;
+    const double modelled = EstimateUs(name, CollKind::AllReduce, kLargeBytes, *in);
+    const double latency = EstimateUs(name, CollKind::AllReduce, 0, *in);
     if (modelled > latency)
       in->recursiveScale = std::min(8.0, std::max(0.5, (all[4] - latency) / (modelled - latency)));
   }

@@ -21,7 +21,7 @@ using PlanRunner = std::function<Status(const Plan& plan, const void* send, void
 struct CalibrationReport {
   double ringSmallUs = 0;  // 8-byte ring allreduce, per call (the median over the ranks)
   double ringLargeUs = 0;  // `largeBytes` ring allreduce
-  double rhdLargeUs = 0;   // `largeBytes` rhd allreduce (0 when not measured: fewer than 3 ranks)
+  double rhdLargeUs = 0;   // `largeBytes` rhd allreduce (rd on 2 ranks, where rhd is the ring's exchange)
   uint64_t largeBytes = 0;
   double elapsedMs = 0;    // the whole calibration on this rank
 };

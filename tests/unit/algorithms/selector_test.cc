@@ -44,7 +44,23 @@ AlgoId Cheapest(CollKind kind, uint64_t bytes, const CostInputs& in) {
       bestUs = t;
     }
   }
+  // Up to 4 KiB an allreduce keeps rd unless the cheapest is 1.25x cheaper.
+  if (kind == CollKind::AllReduce && bytes <= 4096 && EstimateUs("rd", kind, bytes, in) >= 0 &&
+      bestUs * 1.25 > EstimateUs("rd", kind, bytes, in))
+    best = AlgoId::Rd;
   return best;
+}
+
+// Measured small-message times decide, but rd keeps small allreduces unless another is clearly faster.
+TEST(Selector, SmallAllReduceStaysWithRdWithinTheMargin) {
+  CostInputs in = Shape(2, 2, 1.25);
+  in.smallUs = {{"rd", 30.0}, {"hier", 26.0}, {"direct", 45.0}, {"ring", 60.0}};
+  AlgoSelector sel(in);
+  EXPECT_EQ(sel.choose(CollKind::AllReduce, 8), AlgoId::Rd);  // hier 1.15x cheaper: within the margin
+  in.smallUs["hier"] = 20.0;
+  sel.reset(in);
+  EXPECT_EQ(sel.choose(CollKind::AllReduce, 8), AlgoId::Hier);  // 1.5x cheaper
+  EXPECT_NE(sel.choose(CollKind::AllReduce, 64 << 20), AlgoId::Rd);  // large sizes: the model alone
 }
 
 TEST(Selector, PicksTheCheapestImplementedAlgorithmOfEveryCollective) {
