@@ -7,8 +7,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "exec/host_reduce.h"
@@ -273,6 +275,97 @@ TEST(QuantKernels, SpecialValues) {
       }
       EXPECT_EQ(q, quant_ref::Encode(p, x.data(), x.size())) << SimdIsaName(isa) << kFormatNames[static_cast<int>(f)];
     }
+  }
+}
+
+// The vector conversions against the scalar build on the patterns where they could differ: bf16 over every upper
+// half with the rounding-critical lower halves (ties, NaN, inf, overflow to inf); fp8 over every code's value,
+// the midpoints between neighbouring codes (ties) and the floats either side of them, subnormals and values
+// too small to keep, in blocks whose scale is exactly 1; and every bf16 and fp8 code decoded.
+std::vector<uint8_t> Encoded(const QuantParams& p, const std::vector<float>& x) {
+  std::vector<uint8_t> out(QuantEncodedBytes(p, x.size()));
+  HostQuantize(p, x.data(), QuantIoType::kFloat32, x.size(), 0, out.data());
+  return out;
+}
+
+std::vector<uint32_t> DecodedBits(const QuantParams& p, const std::vector<uint8_t>& in, size_t n) {
+  std::vector<float> d(n);
+  HostDequantize(p, in.data(), n, d.data(), QuantIoType::kFloat32);
+  std::vector<uint32_t> bits(n);
+  std::memcpy(bits.data(), d.data(), n * sizeof(float));
+  return bits;
+}
+
+std::vector<float> Fp8CriticalValues(QuantFormat f) {
+  const float max = f == QuantFormat::kFp8E4M3 ? 448.0f : 57344.0f;
+  auto value = [f](uint32_t c) {
+    return f == QuantFormat::kFp8E4M3 ? math::Fp8E4M3ToFloat(static_cast<uint8_t>(c))
+                                      : math::Fp8E5M2ToFloat(static_cast<uint8_t>(c));
+  };
+  const uint32_t top = f == QuantFormat::kFp8E4M3 ? 0x7eu : 0x7bu;
+  std::vector<float> v = {0.0f, 1e-30f, 1e-40f, std::numeric_limits<float>::denorm_min()};
+  for (uint32_t c = 0; c <= top; ++c) {
+    v.push_back(value(c));
+    if (c < top) {
+      const float mid = (value(c) + value(c + 1)) / 2;  // exact: one more mantissa bit
+      v.insert(v.end(), {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, max)});
+    }
+  }
+  const size_t positive = v.size();
+  for (size_t i = 0; i < positive; ++i) v.push_back(-v[i]);
+  // Blocks of 128 led by the format's largest value, so that every block's scale is 1.
+  std::vector<float> x;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (x.size() % 128 == 0) x.push_back(max);
+    x.push_back(v[i]);
+  }
+  return x;
+}
+
+TEST(QuantKernels, VectorConversionsMatchTheScalarBuildOnCriticalPatterns) {
+  IsaGuard guard;
+  std::vector<float> bf16_inputs;
+  for (uint32_t hi = 0; hi < 0x10000u; ++hi)
+    for (uint32_t lo : {0x0000u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu}) {
+      const uint32_t bits = hi << 16 | lo;
+      float f;
+      std::memcpy(&f, &bits, 4);
+      bf16_inputs.push_back(f);
+    }
+  std::vector<uint8_t> bf16_codes(2 * 0x10000);
+  for (uint32_t c = 0; c < 0x10000u; ++c) std::memcpy(&bf16_codes[2 * c], &c, 2);
+  const QuantParams bf16 = Params(QuantFormat::kBf16, 128);
+  const QuantParams e4m3 = Params(QuantFormat::kFp8E4M3, 128), e5m2 = Params(QuantFormat::kFp8E5M2, 128);
+  const std::vector<float> e4m3_inputs = Fp8CriticalValues(QuantFormat::kFp8E4M3);
+  const std::vector<float> e5m2_inputs = Fp8CriticalValues(QuantFormat::kFp8E5M2);
+  // Every fp8 code, in two blocks with scales 1 and 0.75.
+  std::vector<uint8_t> fp8_codes(QuantEncodedBytes(e4m3, 256), 0);
+  const float scales[2] = {1.0f, 0.75f};
+  std::memcpy(fp8_codes.data(), scales, sizeof scales);
+  const size_t values = fp8_codes.size() - 256;
+  for (uint32_t c = 0; c < 256; ++c) fp8_codes[values + c] = static_cast<uint8_t>(c);
+
+  ASSERT_TRUE(ForceHostReduceIsa(SimdIsa::Scalar));
+  const std::vector<uint8_t> want_bf16 = Encoded(bf16, bf16_inputs);
+  const std::vector<uint32_t> want_bf16_deq = DecodedBits(bf16, bf16_codes, 0x10000);
+  const std::vector<uint8_t> want_e4m3 = Encoded(e4m3, e4m3_inputs), want_e5m2 = Encoded(e5m2, e5m2_inputs);
+  const std::vector<uint32_t> want_e4m3_deq = DecodedBits(e4m3, fp8_codes, 256);
+  const std::vector<uint32_t> want_e5m2_deq = DecodedBits(e5m2, fp8_codes, 256);
+  // The inputs reach every finite code of both formats.
+  for (const auto& [want, n, nan] : {std::tuple{&want_e4m3, e4m3_inputs.size(), 0x7fu},
+                                     std::tuple{&want_e5m2, e5m2_inputs.size(), 0x7cu}}) {
+    std::vector<bool> seen(256, false);
+    for (size_t i = want->size() - n; i < want->size(); ++i) seen[(*want)[i]] = true;
+    for (uint32_t c = 0; c < 256; ++c) EXPECT_EQ(seen[c], (c & 0x7fu) < nan) << "code " << c;
+  }
+  for (SimdIsa isa : IsasHere()) {
+    ASSERT_TRUE(ForceHostReduceIsa(isa));
+    EXPECT_EQ(Encoded(bf16, bf16_inputs), want_bf16) << SimdIsaName(isa);
+    EXPECT_EQ(DecodedBits(bf16, bf16_codes, 0x10000), want_bf16_deq) << SimdIsaName(isa);
+    EXPECT_EQ(Encoded(e4m3, e4m3_inputs), want_e4m3) << SimdIsaName(isa);
+    EXPECT_EQ(Encoded(e5m2, e5m2_inputs), want_e5m2) << SimdIsaName(isa);
+    EXPECT_EQ(DecodedBits(e4m3, fp8_codes, 256), want_e4m3_deq) << SimdIsaName(isa);
+    EXPECT_EQ(DecodedBits(e5m2, fp8_codes, 256), want_e5m2_deq) << SimdIsaName(isa);
   }
 }
 
