@@ -122,8 +122,9 @@ int PrintAlgorithms(int ranks, int hosts) {
     if (c.rank() == 0) {
       const strata::CalibrationReport& cal = c.calibration();
       if (cal.elapsedMs > 0)
-        printf("# Calibration at init: %.1f ms (8 B ring allreduce %.1f us, %llu B ring allreduce %.1f us, %s %.1f us)\n",
-               cal.elapsedMs, cal.ringSmallUs, static_cast<unsigned long long>(cal.largeBytes), cal.ringLargeUs,
+        printf("# Calibration at init: %.1f ms (%llu B ring allreduce %.1f us, %llu B ring allreduce %.1f us, %s %.1f us)\n",
+               cal.elapsedMs, static_cast<unsigned long long>(cal.smallBytes), cal.ringSmallUs,
+               static_cast<unsigned long long>(cal.largeBytes), cal.ringLargeUs,
                c.nranks() >= 3 ? "rhd" : "rd", cal.rhdLargeUs);
       else
         printf("# Calibration off (STRATA_CALIBRATE=0): link costs from the topology\n");

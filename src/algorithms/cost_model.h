@@ -43,11 +43,11 @@ struct CostInputs {
   // that the calibration's in-cache run does not show.
   uint64_t recursiveScaleBytes = 0;
   double recursiveScaleLarge = 1.0;
-  // 8-byte allreduce times the calibration measured, by algorithm name (absent: not measured). Each stands
-  // for its algorithm's latency term in the allreduce model (rhd's, when absent, is rd's times the ratio of
-  // their modelled latencies). Small allreduces are decided by what a message really costs: a direct
-  // exchange sends p - 1 messages where rd sends log2(p), and over TCP each one costs system calls and a
-  // wake-up beside its hop, which a hop latency does not show.
+  // Small allreduce times (one float per rank) the calibration measured, by algorithm name (absent: not
+  // measured). Each stands for its algorithm's latency term in the allreduce model (rhd's, when absent, is
+  // rd's times the ratio of their modelled latencies). Small allreduces are decided by what a message really costs: a
+  // direct exchange sends p - 1 messages where rd sends log2(p), and over TCP each one costs system calls and a wake-up
+  // beside its hop, which a hop latency does not show.
   std::map<std::string, double> smallUs;
 };
 

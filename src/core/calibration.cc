@@ -18,8 +18,8 @@ constexpr LinkCost kDefaultNet{30.0, 1.25};
 constexpr uint64_t kLargeBytes = 1 << 20;
 constexpr uint64_t kLocalBytes = 1 << 20;
 constexpr double kOutOfCacheRecursiveScale = 5.0 / 3.0;
-constexpr int kSmallReps = 16;  // 8-byte calls timed back to back
-// What an 8-byte allreduce is timed with, beside the ring: the algorithms the selector may pick for small sizes.
+constexpr int kSmallReps = 16;  // small calls timed back to back
+// What a small allreduce is timed with, beside the ring: the algorithms the selector may pick for small sizes.
 constexpr AlgoId kSmallCandidates[] = {AlgoId::Direct,  AlgoId::Rd,   AlgoId::Tree,      AlgoId::OneShot,
                                        AlgoId::TwoShot, AlgoId::Hier, AlgoId::HierLeader};
 constexpr int kLargeReps = 3;   // 1 MiB calls
@@ -35,24 +35,37 @@ double BestUs(int reps, const std::function<Status()>& once, Status* st) {
   return best;
 }
 
-// A collective's time per call: one call to line the ranks up, then `reps` back to back, each timed, and the
-// median of them. A call timed on its own measures how late this rank came as much as the call (the rank that
-// arrives last finds its peers' data waiting); back to back the ranks keep in step, and the median drops the
-// calls in which a rank was descheduled.
-double PerCallUs(int reps, const std::function<Status()>& once, Status* st) {
-  if (st->ok()) *st = once();
-  std::vector<double> us;
+// Collectives' times per call: one call of each to line the ranks up, then `reps` rounds of one timed call of
+// each, and the median of each one's times. A call timed on its own measures how late this rank came as much as
+// the call (the rank that arrives last finds its peers' data waiting); back to back the ranks keep in step, and
+// the median drops the calls in which a rank was descheduled. Interleaved, because timed one kind after another, the
+// kinds measured first took the slow start of a new job (ranks still settling on the cores: 4 ranks on 2 cores ran
+// their first few thousand 8 B calls at 30 us, then 12), and the selector preferred whatever was measured last.
+std::vector<double> PerCallUsInterleaved(int reps, const std::vector<std::function<Status()>>& calls, Status* st) {
+  for (const auto& call : calls)
+    if (st->ok()) *st = call();
+  std::vector<std::vector<double>> us(calls.size());
   for (int i = 0; i < reps && st->ok(); ++i) {
-    const uint64_t t0 = NowNs();
-    *st = once();
-    us.push_back(static_cast<double>(NowNs() - t0) / 1e3);
+    for (size_t c = 0; c < calls.size() && st->ok(); ++c) {
+      const uint64_t t0 = NowNs();
+      *st = calls[c]();
+      us[c].push_back(static_cast<double>(NowNs() - t0) / 1e3);
+    }
   }
-  if (us.empty()) return 0;
-  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
-  return us[us.size() / 2];
+  std::vector<double> medians(calls.size(), 0.0);
+  for (size_t c = 0; c < calls.size(); ++c) {
+    if (us[c].empty()) continue;
+    std::nth_element(us[c].begin(), us[c].begin() + us[c].size() / 2, us[c].end());
+    medians[c] = us[c][us[c].size() / 2];
+  }
+  return medians;
 }
 
 }  // namespace
+
+uint64_t SmallCalibrationBytes(int nranks) {
+  return std::max<uint64_t>(8, static_cast<uint64_t>(nranks) * sizeof(float));
+}
 
 CostInputs CostInputsFromGeometry(const PlanGeometry& geo) {
   CostInputs in;
@@ -91,7 +104,10 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
     return Status::Ok();
   }, &st);
 
-  // Ring allreduces: 8 bytes for the latency of a step, 1 MiB for the bandwidth of the slowest link.
+  // Ring allreduces: one float per rank for the latency of a step, 1 MiB for the bandwidth of the slowest link.
+  // (Fewer elements than ranks leave some of the ring's chunks empty and skip their steps: 8 bytes on 4 ranks
+  // took 24 us where 16 took 40, and the ring looked as fast as rd.)
+  const uint64_t smallBytes = SmallCalibrationBytes(p);
   auto planOf = [&](AlgoId id, uint64_t bytes) {
     CollDesc d;
     d.kind = CollKind::AllReduce;
@@ -100,25 +116,32 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
     d.op = strataSum;
     return BuildPlanWith(id, d, geo);
   };
-  const Plan small = planOf(AlgoId::Ring, 8), large = planOf(AlgoId::Ring, kLargeBytes);
   std::vector<float> send(kLargeBytes / sizeof(float), 1.0f), recv(send.size());
-  const double smallUs = PerCallUs(kSmallReps, [&] { return run(small, send.data(), recv.data()); }, &st);
-  // Every other algorithm that can run an 8-byte allreduce here, for what its messages really cost (a
-  // plan that names another algorithm is a fallback: this shape does not fit it).
+  auto callOf = [&](const Plan& plan) {
+    return [&run, &plan, &send, &recv] { return run(plan, send.data(), recv.data()); };
+  };
+  // The ring, then every other algorithm that can run a small allreduce here, for what its messages really cost
+  // (a plan that names another algorithm is a fallback: this shape does not fit it).
+  std::vector<Plan> smallPlans = {planOf(AlgoId::Ring, smallBytes)};
   std::vector<std::string> smallNames;
-  std::vector<double> smallTimes;
   for (AlgoId id : kSmallCandidates) {
-    const Plan plan = planOf(id, 8);
+    Plan plan = planOf(id, smallBytes);
     if (plan.algorithm != GetAlgoInfo(id).name) continue;
     smallNames.push_back(plan.algorithm);
-    smallTimes.push_back(PerCallUs(kSmallReps, [&] { return run(plan, send.data(), recv.data()); }, &st));
+    smallPlans.push_back(std::move(plan));
   }
-  const double largeUs = PerCallUs(kLargeReps, [&] { return run(large, send.data(), recv.data()); }, &st);
+  std::vector<std::function<Status()>> smallCalls;
+  for (const Plan& plan : smallPlans) smallCalls.push_back(callOf(plan));
+  const std::vector<double> smallMedians = PerCallUsInterleaved(kSmallReps, smallCalls, &st);
+  const double smallUs = smallMedians[0];
+  const std::vector<double> smallTimes(smallMedians.begin() + 1, smallMedians.end());
   // The recursive algorithms' per-byte cost against the ring's: from three ranks on with rhd; on two, rhd is the
   // ring's own exchange, and rd (each rank sends its whole buffer and reduces it all) is the one that differs.
   const AlgoId recursive = p >= 3 ? AlgoId::Rhd : AlgoId::Rd;
-  const Plan recursivePlan = planOf(recursive, kLargeBytes);
-  const double rhdUs = PerCallUs(kLargeReps, [&] { return run(recursivePlan, send.data(), recv.data()); }, &st);
+  const Plan large = planOf(AlgoId::Ring, kLargeBytes), recursivePlan = planOf(recursive, kLargeBytes);
+  const std::vector<double> largeMedians =
+      PerCallUsInterleaved(kLargeReps, {callOf(large), callOf(recursivePlan)}, &st);
+  const double largeUs = largeMedians[0], rhdUs = largeMedians[1];
   STRATA_CHECK(st);
 
   // Every rank takes the median over the ranks of each figure: the same inputs everywhere, the same choices.
@@ -184,6 +207,7 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   }
   if (report) {
     report->ringSmallUs = all[0];
+    report->smallBytes = smallBytes;
     report->ringLargeUs = all[1];
     report->rhdLargeUs = all[4];
     report->largeBytes = kLargeBytes;

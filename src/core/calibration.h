@@ -15,11 +15,16 @@ namespace strata {
 // Shape and defaults without measuring: hosts from geo.hostOf, the documented default link costs.
 CostInputs CostInputsFromGeometry(const PlanGeometry& geo);
 
+// The small allreduce the calibration times every small-message algorithm with: one float per rank, at least
+// 8 bytes (fewer elements than ranks would leave ring steps out).
+uint64_t SmallCalibrationBytes(int nranks);
+
 // Runs one plan on every rank of the communicator (send, recv: host buffers of the plan's sizes).
 using PlanRunner = std::function<Status(const Plan& plan, const void* send, void* recv)>;
 
 struct CalibrationReport {
-  double ringSmallUs = 0;  // 8-byte ring allreduce, per call (the median over the ranks)
+  double ringSmallUs = 0;  // `smallBytes` ring allreduce, per call (the median over the ranks)
+  uint64_t smallBytes = 0;
   double ringLargeUs = 0;  // `largeBytes` ring allreduce
   double rhdLargeUs = 0;   // `largeBytes` rhd allreduce (rd on 2 ranks, where rhd is the ring's exchange)
   uint64_t largeBytes = 0;

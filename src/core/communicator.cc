@@ -439,12 +439,17 @@ Status Communicator::setupSelector() {
       return runPlan(plan, send, recv);
     }, &in, &calibration_);
     if (!st.ok()) return MakeError(st.code(), "calibrating the cost model: %s", st.message().c_str());
-    STRATA_LOG(INFO, TUNING, "calibration took %.1f ms: 8 B ring allreduce %.1f us, %llu B %.1f us", calibration_.elapsedMs,
-               calibration_.ringSmallUs, static_cast<unsigned long long>(calibration_.largeBytes), calibration_.ringLargeUs);
+    STRATA_LOG(INFO, TUNING, "calibration took %.1f ms: %llu B ring allreduce %.1f us, %llu B %.1f us",
+               calibration_.elapsedMs, static_cast<unsigned long long>(calibration_.smallBytes),
+               calibration_.ringSmallUs, static_cast<unsigned long long>(calibration_.largeBytes),
+               calibration_.ringLargeUs);
   }
-  STRATA_LOG(INFO, TUNING, "cost model: %d ranks on %d host(s); within a host %.2f us, %.2f GB/s; between hosts %.2f us, "
-             "%.2f GB/s; reduce %.2f GB/s, copy %.2f GB/s; rd/rhd per-byte scale %.2f (%.2f out of cache); 8 B allreduce %s", in.nranks, in.nhosts, in.intra.latencyUs, in.intra.bandwidthGBs, in.inter.latencyUs,
-             in.inter.bandwidthGBs, in.reduceGBs, in.copyGBs, in.recursiveScale, in.recursiveScaleLarge, DescribeSmallUs(in).c_str());
+  STRATA_LOG(
+      INFO, TUNING,
+      "cost model: %d ranks on %d host(s); within a host %.2f us, %.2f GB/s; between hosts %.2f us, "
+      "%.2f GB/s; reduce %.2f GB/s, copy %.2f GB/s; rd/rhd per-byte scale %.2f (%.2f out of cache); small allreduce %s",
+      in.nranks, in.nhosts, in.intra.latencyUs, in.intra.bandwidthGBs, in.inter.latencyUs, in.inter.bandwidthGBs,
+      in.reduceGBs, in.copyGBs, in.recursiveScale, in.recursiveScaleLarge, DescribeSmallUs(in).c_str());
   selector_.reset(in);
   return Status::Ok();
 }

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -17,7 +19,7 @@ void BusyUs(double us) {
   }
 }
 
-// 2 hosts x 2 ranks; an 8-byte ring allreduce takes 60 us, 1 MiB 2000 us.
+// 2 hosts x 2 ranks; a small ring allreduce takes 60 us, 1 MiB 2000 us.
 PlanRunner FakeRunner() {
   return [](const Plan& plan, const void* send, void* recv) {
     uint64_t elems = 0;
@@ -72,6 +74,59 @@ TEST(Calibration, OneHostMovesTheRecursiveScaleOutOfCache) {
   EXPECT_EQ(in.recursiveScaleBytes, 1u << 20);
   EXPECT_GE(in.recursiveScaleLarge, 5.0 / 3.0);
   EXPECT_GE(in.recursiveScaleLarge, in.recursiveScale);
+}
+
+TEST(Calibration, KindsAreTimedInterleaved) {
+  // A job that starts slow: its first 24 small calls take 200 us, every later one 20 us, whatever the algorithm.
+  // Timed one kind after another, the ring (timed first) would carry the whole slow start.
+  PlanGeometry geo;
+  geo.nranks = 4;
+  geo.rank = 0;
+  geo.hostOf = {0, 0, 0, 0};
+  int calls = 0;
+  PlanRunner runner = [&](const Plan& plan, const void* send, void* recv) {
+    if (plan.dtype == strataFloat64) {
+      const uint64_t figures = plan.queues[0].steps[0].count;
+      for (int r = 0; r < 4; ++r)
+        std::memcpy(static_cast<double*>(recv) + figures * r, send, figures * sizeof(double));
+      return Status::Ok();
+    }
+    BusyUs(calls++ < 24 ? 200 : 20);
+    return Status::Ok();
+  };
+  CostInputs in = CostInputsFromGeometry(geo);
+  ASSERT_TRUE(CalibrateCostInputs(geo, runner, &in, nullptr).ok());
+  ASSERT_GE(in.smallUs.size(), 3u);
+  for (const auto& [name, us] : in.smallUs) EXPECT_LT(us, 100.0) << name;
+}
+
+TEST(Calibration, SmallCallsCarryAnElementPerRank) {
+  // 8 bytes on 8 ranks would leave six of the ring's eight chunks empty and their steps out of the timing.
+  for (int p : {2, 4, 8, 64}) {
+    PlanGeometry geo;
+    geo.nranks = p;
+    geo.rank = 0;
+    geo.hostOf.assign(p, 0);
+    uint64_t smallest = UINT64_MAX;
+    PlanRunner runner = [&](const Plan& plan, const void* send, void* recv) {
+      if (plan.dtype == strataFloat64) {
+        const uint64_t figures = plan.queues[0].steps[0].count;
+        for (int r = 0; r < p; ++r)
+          std::memcpy(static_cast<double*>(recv) + figures * r, send, figures * sizeof(double));
+        return Status::Ok();
+      }
+      uint64_t elems = 0;
+      for (const PlanQueue& q : plan.queues)
+        for (const Step& s : q.steps) elems = std::max(elems, s.src.offset + s.count);
+      smallest = std::min(smallest, elems);
+      return Status::Ok();
+    };
+    CostInputs in = CostInputsFromGeometry(geo);
+    CalibrationReport report;
+    ASSERT_TRUE(CalibrateCostInputs(geo, runner, &in, &report).ok());
+    EXPECT_EQ(smallest, static_cast<uint64_t>(std::max(p, 2))) << p << " ranks";
+    EXPECT_EQ(report.smallBytes, std::max<uint64_t>(8, 4u * p));
+  }
 }
 
 }  // namespace
