@@ -18,7 +18,9 @@ constexpr LinkCost kDefaultNet{30.0, 1.25};
 constexpr uint64_t kLargeBytes = 1 << 20;
 constexpr uint64_t kLocalBytes = 1 << 20;
 constexpr double kOutOfCacheRecursiveScale = 5.0 / 3.0;
-constexpr int kSmallRounds = 8;  // rounds of small calls; in each, every kind twice (one settles, one is timed)
+// Small calls: rounds in which every kind runs one untimed call, then two timed back to back as one block.
+constexpr int kSmallRounds = 6;
+constexpr int kSmallBlock = 2;
 // What a small allreduce is timed with, beside the ring: the algorithms the selector may pick for small sizes.
 constexpr AlgoId kSmallCandidates[] = {AlgoId::Direct,  AlgoId::Rd,   AlgoId::Tree,      AlgoId::OneShot,
                                        AlgoId::TwoShot, AlgoId::Hier, AlgoId::HierLeader};
@@ -36,16 +38,18 @@ double BestUs(int reps, const std::function<Status()>& once, Status* st) {
 }
 
 // Collectives' times per call: one call of each to line the ranks up, then `rounds` rounds in which each runs
-// `settle` untimed calls and one timed call, and the median of each one's times. A call timed on its own
-// measures how late this rank came as much as the call (the rank that arrives last finds its peers' data
-// waiting); back to back the ranks keep in step, and the median drops the calls in which a rank was descheduled.
-// In rounds, because timed one kind after another the kinds measured first took the slow start of a new job
-// (ranks still settling on the cores: 4 ranks on 2 cores ran their first few thousand 8 B calls at 30 us, then
-// 12), and the selector preferred whatever was measured last. A settling call before each timed small one
-// takes up the skew the previous kind left between the ranks (8 ranks on 2 cores: a small ring leaves them
-// hundreds of microseconds apart, and the next kind's first call paid for it: 37 us oneshot timed at 80).
-std::vector<double> PerCallUsInterleaved(int rounds, int settle, const std::vector<std::function<Status()>>& calls,
-                                         Status* st) {
+// `settle` untimed calls and then `block` calls back to back, timed together, and the median over the rounds of
+// each one's time per call. A call timed on its own measures how late this rank came as much as the call (the
+// rank that arrives last finds its peers' data waiting); back to back the ranks keep in step, and the median
+// drops the rounds in which a rank was descheduled. In rounds, because timed one kind after another the kinds
+// measured first took the slow start of a new job (ranks still settling on the cores: 4 ranks on 2 cores ran
+// their first few thousand 8 B calls at 30 us, then 12), and the selector preferred whatever was measured last.
+// The settling call takes up the skew the previous kind left between the ranks (8 ranks on 2 cores: a small
+// ring leaves them hundreds of microseconds apart, and the next kind's first call paid for it: 37 us oneshot
+// timed at 80). A block of two, not one timed call: the rank that lags found its peers' data of a lone timed
+// call already there and timed it at its own work alone (4 ranks on 2 cores: rd's 12 us calls at 0.5 us).
+std::vector<double> PerCallUsInterleaved(int rounds, int settle, int block,
+                                         const std::vector<std::function<Status()>>& calls, Status* st) {
   for (const auto& call : calls)
     if (st->ok()) *st = call();
   std::vector<std::vector<double>> us(calls.size());
@@ -53,8 +57,8 @@ std::vector<double> PerCallUsInterleaved(int rounds, int settle, const std::vect
     for (size_t c = 0; c < calls.size() && st->ok(); ++c) {
       for (int k = 0; k < settle && st->ok(); ++k) *st = calls[c]();
       const uint64_t t0 = NowNs();
-      if (st->ok()) *st = calls[c]();
-      us[c].push_back(static_cast<double>(NowNs() - t0) / 1e3);
+      for (int k = 0; k < block && st->ok(); ++k) *st = calls[c]();
+      us[c].push_back(static_cast<double>(NowNs() - t0) / 1e3 / block);
     }
   }
   std::vector<double> medians(calls.size(), 0.0);
@@ -137,7 +141,7 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   }
   std::vector<std::function<Status()>> smallCalls;
   for (const Plan& plan : smallPlans) smallCalls.push_back(callOf(plan));
-  const std::vector<double> smallMedians = PerCallUsInterleaved(kSmallRounds, 1, smallCalls, &st);
+  const std::vector<double> smallMedians = PerCallUsInterleaved(kSmallRounds, 1, kSmallBlock, smallCalls, &st);
   const double smallUs = smallMedians[0];
   const std::vector<double> smallTimes(smallMedians.begin() + 1, smallMedians.end());
   // The recursive algorithms' per-byte cost against the ring's: from three ranks on with rhd; on two, rhd is the
@@ -145,7 +149,7 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   const AlgoId recursive = p >= 3 ? AlgoId::Rhd : AlgoId::Rd;
   const Plan large = planOf(AlgoId::Ring, kLargeBytes), recursivePlan = planOf(recursive, kLargeBytes);
   const std::vector<double> largeMedians =
-      PerCallUsInterleaved(kLargeRounds, 0, {callOf(large), callOf(recursivePlan)}, &st);
+      PerCallUsInterleaved(kLargeRounds, 0, 1, {callOf(large), callOf(recursivePlan)}, &st);
   const double largeUs = largeMedians[0], rhdUs = largeMedians[1];
   STRATA_CHECK(st);
 
