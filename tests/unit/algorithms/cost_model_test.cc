@@ -20,6 +20,17 @@ CostInputs OneHost(int p) {
   return in;
 }
 
+// One host whose ranks map each other's 1 MiB windows, with the given link and local rates.
+CostInputs OneHostMapped(int p, LinkCost intra, double copyGBs, double reduceGBs) {
+  CostInputs in = OneHost(p);
+  in.peerMapped = true;
+  in.windowBytes = 1 << 20;
+  in.intra = intra;
+  in.copyGBs = copyGBs;
+  in.reduceGBs = reduceGBs;
+  return in;
+}
+
 CostInputs Hosts(int h, int l, double interGBs, double intraGBs) {
   CostInputs in = OneHost(h * l);
   in.nhosts = h;
@@ -158,19 +169,12 @@ TEST(CostModel, MeasuredSmallMessageTimesDecideSmallAllReduces) {
 
 TEST(CostModel, OneshotWinsSmallAllReduceOnOneHostWithPeerMapping) {
   // 8 ranks: two message latencies against rd's three, while reading 7 peers' 512 B costs little.
-  CostInputs in = OneHost(8);
-  in.peerMapped = true;
-  in.windowBytes = 1 << 20;
-  in.intra = {1.0, 10.0};
-  in.reduceGBs = 10.0;
-  in.copyGBs = 10.0;
+  CostInputs in = OneHostMapped(8, {1.0, 10.0}, 10.0, 10.0);
   EXPECT_EQ(ChooseCheapest({"ring", "rd", "rhd", "tree", "oneshot", "twoshot"}, CollKind::AllReduce, 512, in).algorithm,
             "oneshot");
   // At 4 KiB the reads of 7 windows cost more than rd's third round.
   EXPECT_EQ(ChooseCheapest({"rd", "oneshot"}, CollKind::AllReduce, 4096, in).algorithm, "rd");
-  in = OneHost(4);
-  in.peerMapped = true;
-  in.windowBytes = 1 << 20;
+  in = OneHostMapped(4, {1.0, 1.0}, 1e15, 1e15);
   // Neither fits a buffer larger than the window (two-shot needs twice the buffer).
   EXPECT_LT(EstimateUs("oneshot", CollKind::AllReduce, 2 << 20, in), 0);
   EXPECT_GT(EstimateUs("oneshot", CollKind::AllReduce, 1 << 20, in), 0);
@@ -184,12 +188,7 @@ TEST(CostModel, OneshotReadsItsPeersWindowsAtTheLinksRate) {
   // 2 ranks as the calibration measured them on the 2-core VM: same latency for both, shared memory 36 GB/s,
   // copies 60 GB/s, reductions 40 GB/s, rd's per-byte scale 0.85. Reading the peer's window costs what
   // moving the bytes through a FIFO costs, so rd's single exchange is no dearer than oneshot's copy and read.
-  CostInputs in = OneHost(2);
-  in.peerMapped = true;
-  in.windowBytes = 1 << 20;
-  in.intra = {0.2, 36.0};
-  in.copyGBs = 60.0;
-  in.reduceGBs = 40.0;
+  CostInputs in = OneHostMapped(2, {0.2, 36.0}, 60.0, 40.0);
   in.recursiveScale = 0.85;
   in.smallUs = {{"rd", 0.25}, {"oneshot", 0.25}};
   for (double n : {2048.0, 8192.0, 65536.0}) {
