@@ -42,6 +42,8 @@ void RunStep(const math::QuantParams& p, const math::QuantStep& s);
 
 #include <cstring>
 
+#include "exec/host_reduce.h"
+
 namespace strata {
 namespace STRATA_QUANT_ISA_NAMESPACE {
 
@@ -138,24 +140,6 @@ inline void StoreCodes8(uint8_t* dst, __m256i q) {
 
 // ---- block primitives: generic versions (per-element math), then the vector ones ----
 
-// dst <- src, n floats. Not memcpy: from a few KiB on glibc copies with `rep movsb`, which some VMs run at a
-// fraction of a vector loop's speed (see HostCopy); a group of blocks' fp32 source is 4 KiB and more. Four
-// loads before four stores, so that the compiler does not turn the loop back into a memcpy call.
-inline void CopyFloats(float* dst, const float* src, size_t n) {
-  size_t i = 0;
-#if defined(__AVX2__)
-  for (; i + 32 <= n; i += 32) {
-    const __m256 v0 = _mm256_loadu_ps(src + i), v1 = _mm256_loadu_ps(src + i + 8);
-    const __m256 v2 = _mm256_loadu_ps(src + i + 16), v3 = _mm256_loadu_ps(src + i + 24);
-    _mm256_storeu_ps(dst + i, v0);
-    _mm256_storeu_ps(dst + i + 8, v1);
-    _mm256_storeu_ps(dst + i + 16, v2);
-    _mm256_storeu_ps(dst + i + 24, v3);
-  }
-#endif
-  if (i < n) std::memcpy(dst + i, src + i, (n - i) * sizeof(float));
-}
-
 // t = src (first) or t += src, src of an I/O type.
 inline void LoadIoBlock(float* t, const void* src, size_t n, QuantIoType type, bool first) {
   size_t i = 0;
@@ -176,7 +160,7 @@ inline void LoadIoBlock(float* t, const void* src, size_t n, QuantIoType type, b
   if (type == QuantIoType::kFloat32) {
     const float* f = static_cast<const float*>(src);
     if (first) {
-      CopyFloats(t, f, n);
+      HostCopyVector(t, f, n * sizeof(float));
     } else {
       for (; i < n; ++i) t[i] = t[i] + f[i];
     }
@@ -191,7 +175,7 @@ inline void LoadIoBlock(float* t, const void* src, size_t n, QuantIoType type, b
 inline void StoreIoBlock(const float* t, void* dst, size_t n, QuantIoType type) {
   size_t i = 0;
   if (type == QuantIoType::kFloat32) {
-    CopyFloats(static_cast<float*>(dst), t, n);
+    HostCopyVector(dst, t, n * sizeof(float));
     return;
   }
 #if defined(__AVX2__)
@@ -336,8 +320,8 @@ inline void QuantizeBlock(const float* t, size_t n, const math::BlockScale& bs, 
 }
 
 // The scales of up to kGroupBlocks blocks. With fp32 scales their two divisions (absmax / max code, then
-// 1 / scale) run 8 lanes at once: one block after another, each block waited on its divisions' latency,
-// about a third of a 32-element block's time. IEEE division rounds the same in every lane, so the results are
+// 1 / scale) run 8 lanes at once: one block after another, each block waited on its divisions' latency (28% of
+// RunStep's own samples at int4:32 under perf). IEEE division rounds the same in every lane, so the results are
 // math::MakeBlockScale's; the blocks that function treats apart (inf or NaN, tiny) still go through it.
 constexpr size_t kGroupBlocks = 8;
 
@@ -382,6 +366,7 @@ void RunStep(const QuantParams& p, const QuantStep& s) {
     const size_t blocks = layout.blocks - g < group ? layout.blocks - g : group;
     const size_t g0 = g * p.block;  // the group's first element; its elements are contiguous
     const size_t gn = s.count - g0 < blocks * p.block ? s.count - g0 : blocks * p.block;
+    auto blockLen = [&](size_t e) { return gn - e < p.block ? gn - e : p.block; };  // the block at group offset e
     bool first = true;
     if (s.acc_in != nullptr) {
       LoadIoBlock(sum, s.acc_in + g0, gn, QuantIoType::kFloat32, first);
@@ -396,7 +381,7 @@ void RunStep(const QuantParams& p, const QuantStep& s) {
       if (in == nullptr) continue;
       for (size_t k = 0; k < blocks; ++k) {
         const size_t e = k * p.block;
-        const size_t n = gn - e < p.block ? gn - e : p.block;
+        const size_t n = blockLen(e);
         const float scale = scaled ? math::LoadScale(in, g + k, p.scale) : 1.0f;
         AddDequantBlock(sum + e, in + layout.values_offset + math::QuantValueBytes(p.format, g0 + e), scale, n,
                         p.format, first);
@@ -407,7 +392,7 @@ void RunStep(const QuantParams& p, const QuantStep& s) {
       const float d = static_cast<float>(s.divisor);
       for (size_t i = 0; i < gn; ++i) sum[i] = sum[i] / d;
     }
-    if (s.acc_out != nullptr) CopyFloats(s.acc_out + g0, sum, gn);
+    if (s.acc_out != nullptr) HostCopyVector(s.acc_out + g0, sum, gn * sizeof(float));
     if (s.out == nullptr) {
       if (s.deq_out != nullptr) StoreIoBlock(sum, static_cast<uint8_t*>(s.deq_out) + g0 * deq_width, gn, s.deq_type);
       continue;
@@ -418,14 +403,14 @@ void RunStep(const QuantParams& p, const QuantStep& s) {
       uint32_t absmax[kGroupBlocks];
       for (size_t k = 0; k < blocks; ++k) {
         const size_t e = k * p.block;
-        absmax[k] = AbsMaxBlock(sum + e, gn - e < p.block ? gn - e : p.block);
+        absmax[k] = AbsMaxBlock(sum + e, blockLen(e));
       }
       MakeBlockScales(absmax, blocks, p, bs);
       for (size_t k = 0; k < blocks; ++k) math::StoreScale(s.out, g + k, p.scale, bs[k].stored);
     }
     for (size_t k = 0; k < blocks; ++k) {
       const size_t e = k * p.block;
-      const size_t n = gn - e < p.block ? gn - e : p.block;
+      const size_t n = blockLen(e);
       uint8_t* codes = s.out + layout.values_offset + math::QuantValueBytes(p.format, g0 + e);
       QuantizeBlock(sum + e, n, bs[k], p, s.index_base + g0 + e, codes);
       if (s.deq_out != nullptr) AddDequantBlock(deq + e, codes, bs[k].scale, n, p.format, true);

@@ -161,6 +161,11 @@ void HostCopy(void* dst, const void* src, size_t bytes) {
   }
 }
 
+void HostCopyVector(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0 || dst == src) return;
+  VectorCopy(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), bytes);
+}
+
 void HostCopyStreaming(void* dst, const void* src, size_t bytes) {
   if (bytes == 0 || dst == src) return;
   StreamingCopy(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), bytes);

@@ -19,24 +19,39 @@ void BusyUs(double us) {
   }
 }
 
+// The elements a plan's steps reach: its vector's length.
+uint64_t PlanElems(const Plan& plan) {
+  uint64_t elems = 0;
+  for (const PlanQueue& q : plan.queues)
+    for (const Step& s : q.steps) elems = std::max(elems, s.src.offset + s.count);
+  return elems;
+}
+
+// The calibration's allgather of its figures (the only float64 plan it runs), answered as if each of the
+// `nranks` ranks had measured the same; false for any other plan.
+bool AnswerFigures(const Plan& plan, const void* send, void* recv, int nranks) {
+  if (plan.dtype != strataFloat64) return false;
+  const uint64_t figures = plan.queues[0].steps[0].count;  // the ring allgather's local copy of this rank's
+  for (int r = 0; r < nranks; ++r)
+    std::memcpy(static_cast<double*>(recv) + figures * r, send, figures * sizeof(double));
+  return true;
+}
+
 // 2 hosts x 2 ranks; a small ring allreduce takes 60 us, 1 MiB 2000 us.
 PlanRunner FakeRunner() {
   return [](const Plan& plan, const void* send, void* recv) {
-    uint64_t elems = 0;
-    for (const PlanQueue& q : plan.queues)
-      for (const Step& s : q.steps) elems = std::max(elems, s.src.offset + s.count);
-    const bool small = elems <= 64;
-    if (plan.dtype == strataFloat64) {  // the allgather of the figures: every rank measured the same
-      const uint64_t figures = plan.queues[0].steps[0].count;  // the ring allgather's local copy of this rank's
-      for (int r = 0; r < 4; ++r)
-        std::memcpy(static_cast<double*>(recv) + figures * r, send, figures * sizeof(double));
-      return Status::Ok();
-    }
-    if (plan.algorithm == "ring") BusyUs(small ? 60 : 2000);
-    else if (plan.algorithm == "rhd") BusyUs(2500);
-    else if (plan.algorithm == "direct") BusyUs(50);
-    else if (plan.algorithm == "rd") BusyUs(40);
-    else if (plan.algorithm == "hier") BusyUs(55);
+    if (AnswerFigures(plan, send, recv, 4)) return Status::Ok();
+    const bool small = PlanElems(plan) <= 64;
+    if (plan.algorithm == "ring")
+      BusyUs(small ? 60 : 2000);
+    else if (plan.algorithm == "rhd")
+      BusyUs(2500);
+    else if (plan.algorithm == "direct")
+      BusyUs(50);
+    else if (plan.algorithm == "rd")
+      BusyUs(40);
+    else if (plan.algorithm == "hier")
+      BusyUs(55);
     return Status::Ok();
   };
 }
@@ -85,12 +100,7 @@ TEST(Calibration, KindsAreTimedInterleaved) {
   geo.hostOf = {0, 0, 0, 0};
   int calls = 0;
   PlanRunner runner = [&](const Plan& plan, const void* send, void* recv) {
-    if (plan.dtype == strataFloat64) {
-      const uint64_t figures = plan.queues[0].steps[0].count;
-      for (int r = 0; r < 4; ++r)
-        std::memcpy(static_cast<double*>(recv) + figures * r, send, figures * sizeof(double));
-      return Status::Ok();
-    }
+    if (AnswerFigures(plan, send, recv, 4)) return Status::Ok();
     BusyUs(calls++ < 24 ? 200 : 20);
     return Status::Ok();
   };
@@ -109,16 +119,7 @@ TEST(Calibration, SmallCallsCarryAnElementPerRank) {
     geo.hostOf.assign(p, 0);
     uint64_t smallest = UINT64_MAX;
     PlanRunner runner = [&](const Plan& plan, const void* send, void* recv) {
-      if (plan.dtype == strataFloat64) {
-        const uint64_t figures = plan.queues[0].steps[0].count;
-        for (int r = 0; r < p; ++r)
-          std::memcpy(static_cast<double*>(recv) + figures * r, send, figures * sizeof(double));
-        return Status::Ok();
-      }
-      uint64_t elems = 0;
-      for (const PlanQueue& q : plan.queues)
-        for (const Step& s : q.steps) elems = std::max(elems, s.src.offset + s.count);
-      smallest = std::min(smallest, elems);
+      if (!AnswerFigures(plan, send, recv, p)) smallest = std::min(smallest, PlanElems(plan));
       return Status::Ok();
     };
     CostInputs in = CostInputsFromGeometry(geo);
