@@ -217,6 +217,45 @@ def check_quantized(rank, n, gloo):
     del os.environ["STRATA_HOSTID"]
 
 
+def thread_nices():
+    """{thread id: nice value} of this process's threads (/proc/self/task/*/stat, field 19)."""
+    nices = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                nices[int(tid)] = int(f.read().rsplit(")", 1)[1].split()[16])
+        except FileNotFoundError:
+            pass  # a thread that ended meanwhile
+    return nices
+
+
+def check_worker_priority(rank, n, gloo):
+    # Each strata group's worker thread runs at the creating thread's nice value plus worker_nice; every
+    # other thread a group starts keeps the creator's. Lowering the priority is always allowed; raising it
+    # needs root or CAP_SYS_NICE, and without them the worker keeps the creator's value.
+    import strata_torch
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    may_raise = os.geteuid() == 0
+    for offset in (5, -3, 0):
+        before = thread_nices()
+        group = dist.new_group(backend="strata", pg_options=strata_torch.Options(worker_nice=offset))
+        x = torch.ones(4)
+        dist.all_reduce(x, group=group)  # the worker has run a job
+        assert x.tolist() == [float(n)] * 4
+        started = sorted(nice for tid, nice in thread_nices().items() if tid not in before)
+        expect = base + offset if offset > 0 or may_raise else base
+        assert expect in started, f"worker_nice={offset}: new threads' nice values {started}, base {base}"
+        others = list(started)
+        others.remove(expect)
+        assert all(nice == base for nice in others), f"worker_nice={offset}: {started}, base {base}"
+    try:
+        dist.new_group(backend="strata", pg_options=strata_torch.Options(worker_nice=40))
+    except RuntimeError as e:
+        assert "worker_nice must be from -39 to 39, got 40" in str(e), f"unexpected message: {e}"
+    else:
+        raise AssertionError("worker_nice=40 was accepted")
+
+
 def check_errors(rank, n, gloo):
     # Checked before anything is queued, so every rank raises the same error and the group stays usable.
     cases = [
@@ -238,7 +277,8 @@ def check_errors(rank, n, gloo):
 
 
 CHECKS = [check_all_reduce, check_all_reduce_coalesced, check_broadcast_reduce, check_gathers, check_reduce_scatter,
-          check_all_to_all, check_send_recv, check_async_and_futures, check_subgroup, check_quantized, check_errors]
+          check_all_to_all, check_send_recv, check_async_and_futures, check_subgroup, check_quantized, check_worker_priority,
+          check_errors]
 
 
 def rank_main(rank, n):

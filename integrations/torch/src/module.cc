@@ -31,7 +31,8 @@ PYBIND11_MODULE(_C, m) {
       .def_readwrite("shm_disable", &BackendOptions::shmDisable)
       .def_readwrite("sockets_per_peer", &BackendOptions::nSocketsPerPeer)
       .def_readwrite("comm_name", &BackendOptions::commName)
-      .def_readwrite("quant", &BackendOptions::quant);
+      .def_readwrite("quant", &BackendOptions::quant)
+      .def_readwrite("worker_nice", &BackendOptions::workerNice);
   m.attr("CONFIG_UNDEF_INT") = STRATA_CONFIG_UNDEF_INT;
   m.attr("TORCH_VERSION_MAJOR") = TORCH_VERSION_MAJOR;
 

@@ -3,7 +3,9 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 
@@ -89,11 +91,41 @@ std::vector<size_t> SplitOffsets(const at::Tensor& t, const std::vector<int64_t>
   return offsets;
 }
 
+constexpr int kDefaultWorkerNice = -10;
+constexpr int kWorkerNiceLimit = 39;  // nice values run from -20 to 19
+
+// The worker's nice offset: the option, else STRATA_TORCH_WORKER_NICE, else the default. *explicitly
+// says whether the user asked for it (a refused request is then worth a warning).
+int WorkerNice(int option, bool* explicitly) {
+  *explicitly = true;
+  if (option != STRATA_CONFIG_UNDEF_INT) {
+    TORCH_CHECK(option >= -kWorkerNiceLimit && option <= kWorkerNiceLimit, "strata: worker_nice must be from ",
+                -kWorkerNiceLimit, " to ", kWorkerNiceLimit, ", got ", option);
+    return option;
+  }
+  const char* text = getenv("STRATA_TORCH_WORKER_NICE");
+  if (text == nullptr || text[0] == '\0') {
+    *explicitly = false;
+    return kDefaultWorkerNice;
+  }
+  char* end = nullptr;
+  errno = 0;
+  const long value = strtol(text, &end, 10);
+  if (end != text && *end == '\0' && errno == 0 && value >= -kWorkerNiceLimit && value <= kWorkerNiceLimit)
+    return static_cast<int>(value);
+  TORCH_WARN("strata: STRATA_TORCH_WORKER_NICE=", text, " is not an integer from ", -kWorkerNiceLimit, " to ",
+             kWorkerNiceLimit, "; using the default ", kDefaultWorkerNice);
+  *explicitly = false;
+  return kDefaultWorkerNice;
+}
+
 }  // namespace
 
 ProcessGroupStrata::ProcessGroupStrata(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                                        std::chrono::milliseconds timeout, const BackendOptions& options)
     : BackendBase(rank, size) {
+  bool niceAsked = false;
+  const int nice = WorkerNice(options.workerNice, &niceAsked);  // a bad option fails before any exchange
   // Rank 0 makes the id (and the bootstrap root, in this process) and publishes it in the store; the
   // others block in store->get until it is there. A failure is published too, so that no rank waits
   // for the store's timeout.
@@ -122,7 +154,11 @@ ProcessGroupStrata::ProcessGroupStrata(const c10::intrusive_ptr<c10d::Store>& st
   if (!options.commName.empty()) config.commName = options.commName.c_str();
   if (!options.quant.empty()) config.quant = options.quant.c_str();
   Check(strataCommInitRankConfig(&comm_, size, id, rank, &config), "communicator init", nullptr);
-  queue_ = std::make_unique<WorkQueue>();
+  queue_ = std::make_unique<WorkQueue>(nice);
+  if (queue_->priorityError() != 0 && niceAsked)
+    TORCH_WARN("strata: the worker thread could not take nice offset ", nice, " (", strerror(queue_->priorityError()),
+               "; raising a thread's priority needs root, CAP_SYS_NICE or RLIMIT_NICE): it runs at the priority "
+               "of the thread that made the process group");
   init();  // torch's usage logging, as its own backends do
 }
 

@@ -24,6 +24,9 @@ struct BackendOptions {
   int nSocketsPerPeer = STRATA_CONFIG_UNDEF_INT;
   std::string commName;
   std::string quant;  // strataConfig_t.quant: a quantization spec; empty keeps STRATA_QUANT
+  // Added to the nice value of the thread that makes the group, for the group's worker thread; undefined
+  // keeps STRATA_TORCH_WORKER_NICE, else -10 (docs/INTEGRATIONS.md).
+  int workerNice = STRATA_CONFIG_UNDEF_INT;
 };
 
 class ProcessGroupStrata : public BackendBase {

@@ -5,6 +5,11 @@
 
 #include <ATen/core/jit_type.h>
 
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <future>
 #include <set>
 
 namespace strata_torch {
@@ -30,9 +35,26 @@ std::set<WorkQueue*>& Registry() {
   static auto* queues = new std::set<WorkQueue*>;  // never destroyed: queues may outlive static destructors
   return *queues;
 }
+
+// Linux keeps a nice value per thread: PRIO_PROCESS with 0 is the calling thread, which inherited its
+// creator's value.
+int ShiftOwnNice(int offset) {
+  if (offset == 0) return 0;
+  errno = 0;
+  const int current = getpriority(PRIO_PROCESS, 0);
+  if (current == -1 && errno != 0) return errno;
+  return setpriority(PRIO_PROCESS, 0, std::clamp(current + offset, -20, 19)) == 0 ? 0 : errno;
+}
 }  // namespace
 
-WorkQueue::WorkQueue() : thread_([this] { loop(); }) {
+WorkQueue::WorkQueue(int niceOffset) {
+  std::promise<int> tried;
+  std::future<int> result = tried.get_future();
+  thread_ = std::thread([this, niceOffset, tried = std::move(tried)]() mutable {
+    tried.set_value(ShiftOwnNice(niceOffset));
+    loop();
+  });
+  priorityError_ = result.get();
   std::lock_guard<std::mutex> lock(registryMutex);
   Registry().insert(this);
 }

@@ -37,7 +37,11 @@ class StrataWork : public c10d::Work {
 // One thread that runs jobs in the order they were pushed. The destructor runs what is queued, then joins.
 class WorkQueue {
  public:
-  WorkQueue();
+  // The worker's nice value is the creating thread's plus `niceOffset` (clamped to -20..19; negative
+  // raises its priority). The constructor returns once the worker has tried; priorityError() is then
+  // 0, or the errno that refused it (EACCES/EPERM without CAP_SYS_NICE or a high enough RLIMIT_NICE),
+  // in which case the worker keeps the creator's priority.
+  explicit WorkQueue(int niceOffset = 0);
   ~WorkQueue();
   WorkQueue(const WorkQueue&) = delete;
   WorkQueue& operator=(const WorkQueue&) = delete;
@@ -50,6 +54,8 @@ class WorkQueue {
   // for the GIL is made to exit, in the middle of our job.
   static void DrainAll();
 
+  int priorityError() const { return priorityError_; }
+
  private:
   void loop();
 
@@ -59,6 +65,7 @@ class WorkQueue {
   std::deque<std::function<void()>> jobs_;
   bool running_ = false;
   bool stopping_ = false;
+  int priorityError_ = 0;
   std::thread thread_;
 };
 

@@ -31,17 +31,24 @@ class Options:
     quant:            quantization spec for the group's eligible calls (sum/avg of float32, float16,
                       bfloat16 all_reduce, reduce_scatter, all_gather), e.g. "int8:128"; "none" turns
                       STRATA_QUANT off for this group (strataConfig_t.quant; docs/QUANTIZATION.md)
+    worker_nice:      added to the nice value of the thread that makes the group, for the group's
+                      worker thread (STRATA_TORCH_WORKER_NICE, default -10: the worker, which sleeps
+                      when idle, runs ahead of compute threads while a collective is in flight); -39
+                      to 39, 0 keeps the creator's priority; raising it needs root, CAP_SYS_NICE or
+                      RLIMIT_NICE, and a refused request leaves the creator's priority with a warning
 
     Settings the library reads at communicator init from the environment (STRATA_QUANT among them)
     apply to every group without its own; set them before init_process_group.
     """
 
-    def __init__(self, nchannels=None, shm_disable=None, sockets_per_peer=None, comm_name=None, quant=None):
+    def __init__(self, nchannels=None, shm_disable=None, sockets_per_peer=None, comm_name=None, quant=None,
+                 worker_nice=None):
         self.nchannels = nchannels
         self.shm_disable = shm_disable
         self.sockets_per_peer = sockets_per_peer
         self.comm_name = comm_name
         self.quant = quant
+        self.worker_nice = worker_nice
 
     def _to_c(self):
         c = _C._BackendOptions()
@@ -55,11 +62,14 @@ class Options:
             c.comm_name = str(self.comm_name)
         if self.quant is not None:
             c.quant = str(self.quant)
+        if self.worker_nice is not None:
+            c.worker_nice = int(self.worker_nice)
         return c
 
     def __repr__(self):
         return (f"strata_torch.Options(nchannels={self.nchannels}, shm_disable={self.shm_disable}, "
-                f"sockets_per_peer={self.sockets_per_peer}, comm_name={self.comm_name!r}, quant={self.quant!r})")
+                f"sockets_per_peer={self.sockets_per_peer}, comm_name={self.comm_name!r}, quant={self.quant!r}, "
+                f"worker_nice={self.worker_nice})")
 
 
 def strata_version():
