@@ -43,6 +43,13 @@ constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 using Clock = std::chrono::steady_clock;
 
+// The index (into the CPUs stratarun may use) rank `rank` of `nranks` is pinned to: its own CPU while there
+// are enough, else contiguous blocks of ranks per CPU.
+size_t BlockCpu(int rank, int nranks, size_t ncpus) {
+  if (static_cast<size_t>(nranks) <= ncpus) return static_cast<size_t>(rank);
+  return static_cast<size_t>(rank) * ncpus / static_cast<size_t>(nranks);
+}
+
 const char kUsage[] =
     "usage: stratarun -n N [--nodes K] [--bind core|none] [--tag-output] [--timeout SEC] [-x VAR[=VALUE]]...\n"
     "                 PROG [ARGS...]\n"
@@ -52,8 +59,8 @@ const char kUsage[] =
     "\n"
     "  -n, -np N        number of ranks, 1 to 4096\n"
     "  --nodes K        split the ranks into K fake hosts (sets STRATA_HOSTID=node<k>)\n"
-    "  --bind core|none pin rank i to the i-th CPU stratarun may run on (default: core when there are\n"
-    "                   at least as many CPUs as ranks, else none)\n"
+    "  --bind core|none core (the default): pin rank i to the i-th CPU stratarun may run on, or with more\n"
+    "                   ranks than CPUs to CPU i * CPUs / N (contiguous blocks); none: no pinning\n"
     "  --tag-output     prefix every line of output with [rank]\n"
     "  --timeout SEC    stop all ranks after SEC seconds and exit 124\n"
     "  -x VAR=VALUE     set VAR for all ranks (-x VAR passes VAR through, as mpirun does)\n"
@@ -66,7 +73,7 @@ struct Options {
   int nranks = 0;
   int nnodes = 0;  // 0: no --nodes; STRATA_HOSTID stays as inherited.
   bool tag_output = false;
-  int bind = -1;  // 1 core, 0 none, -1 decided by the CPU count.
+  int bind = 1;  // 1 core, 0 none
   double timeout_sec = 0;             // 0: no timeout.
   std::vector<std::string> set_vars;  // "VAR=VALUE" from -x.
   std::vector<char*> argv;            // PROG ARGS..., null-terminated.
@@ -393,16 +400,19 @@ class Launcher {
 
   void StartRanks() {
     const int n = opt_.nranks;
-    // Pinning as mpirun does for small jobs: ranks forked on one CPU otherwise share it until the
-    // scheduler spreads them, which takes long enough to halve a short benchmark's bandwidth.
+    // Pinning as mpirun does: ranks forked on one CPU otherwise share it until the scheduler spreads
+    // them, which takes long enough to halve a short benchmark's bandwidth. With more ranks than CPUs,
+    // in contiguous blocks (rank i on CPU i * cpus / ranks), whose neighbours share a core: 4 ranks on
+    // 2 cores, unpinned, ran their small calls at 12 or 24 us per launch and their calibrations swung
+    // with it; in blocks every launch ran them at 12.7 us and 16 MiB at 3.5-3.9 GB/s, where
+    // round-robin pinning (0 and 2 on one core) ran 16 MiB at 2.0-2.1 (docs/PERFORMANCE.md).
     cpu_set_t allowed;
     CPU_ZERO(&allowed);
     if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) {
       for (int c = 0; c < CPU_SETSIZE; ++c)
         if (CPU_ISSET(c, &allowed)) cpus_.push_back(c);
     }
-    const bool bind = opt_.bind == 1 || (opt_.bind < 0 && n <= static_cast<int>(cpus_.size()));
-    if (!bind) cpus_.clear();
+    if (opt_.bind == 0) cpus_.clear();
     const int nodes = opt_.nnodes > 0 ? opt_.nnodes : 1;
     const std::vector<std::string> base_env = BaseEnvironment();
     ranks_.resize(n);
@@ -487,7 +497,7 @@ class Launcher {
     if (!cpus_.empty()) {
       cpu_set_t one;
       CPU_ZERO(&one);
-      CPU_SET(cpus_[rank % cpus_.size()], &one);
+      CPU_SET(cpus_[BlockCpu(rank, opt_.nranks, cpus_.size())], &one);
       sched_setaffinity(0, sizeof(one), &one);
     }
     environ = envp;

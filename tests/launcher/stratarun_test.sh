@@ -74,6 +74,35 @@ if [[ $rc -eq 0 && $(sort "$WORK/out") == "$expected" ]]; then pass "env -n 5 --
   fail "env -n 5 --nodes 2" "rc=$rc, got: $(tr '\n' '|' <"$WORK/out")"; fi
 unset STRATA_HOSTID
 
+# --- pinning --------------------------------------------------------------------------------
+# Run on two CPUs (taskset), each rank prints the CPUs it may run on: one CPU each while there are enough,
+# contiguous blocks with more ranks than CPUs (rank i on CPU i * 2 / N), all of them with --bind none.
+cpus=()
+IFS=, read -ra parts <<<"$(grep Cpus_allowed_list /proc/self/status | cut -f2)"
+for part in "${parts[@]}"; do
+  for ((c = ${part%-*}; c <= ${part#*-}; c++)); do cpus+=("$c"); done
+done
+if command -v taskset >/dev/null && [[ ${#cpus[@]} -ge 2 ]]; then
+  first=${cpus[0]} second=${cpus[1]}
+  both="$first,$second"
+  [[ $second -eq $((first + 1)) ]] && both="$first-$second"
+  AFFINITY_PRINT='echo $STRATA_RANK $(grep Cpus_allowed_list /proc/self/status | cut -f2)'
+  for spec in "2:0:0 1:1" "3:0:0 1:0 2:1" "4:0:0 1:0 2:1 3:1" "8:0:0 1:0 2:0 3:0 4:1 5:1 6:1 7:1"; do
+    n=${spec%%:*}
+    expected=$(echo "${spec#*:}" | tr ' ' '\n' | sed "s/:0\$/ $first/; s/:1\$/ $second/")
+    rc=0
+    taskset -c "$first,$second" "$SR" -x "$MARK" -n "$n" sh -c "$AFFINITY_PRINT" >"$WORK/out" 2>"$WORK/err" || rc=$?
+    if [[ $rc -eq 0 && $(sort -n "$WORK/out") == "$expected" ]]; then pass "pinning -n $n on 2 CPUs"; else
+      fail "pinning -n $n on 2 CPUs" "rc=$rc, got: $(tr '\n' '|' <"$WORK/out"), expected: $(echo "$expected" | tr '\n' '|')"; fi
+  done
+  rc=0
+  taskset -c "$first,$second" "$SR" -x "$MARK" --bind none -n 4 sh -c "$AFFINITY_PRINT" >"$WORK/out" 2>"$WORK/err" || rc=$?
+  if [[ $rc -eq 0 && $(cut -d' ' -f2 "$WORK/out" | sort -u) == "$both" ]]; then pass "--bind none"; else
+    fail "--bind none" "rc=$rc, got: $(tr '\n' '|' <"$WORK/out")"; fi
+else
+  echo "skip pinning: needs taskset and 2 CPUs"
+fi
+
 # Same secret and address for all ranks; -x VAR=VALUE sets, -x VAR passes through.
 export STRATARUN_TEST_PASSED=through
 run -n 3 -x FOO=bar=baz -x STRATARUN_TEST_PASSED sh -c \
