@@ -83,11 +83,7 @@ std::string SizeName(uint64_t b) {
 // One row per size (the whole vector, as the cost model counts it), one column per collective.
 void PrintChoices(strata::AlgoSelector& sel, const strata::ForcedAlgos& forced) {
   const strata::CostInputs& in = sel.inputs();
-  printf("# Cost model: %d rank(s) on %d host(s)%s; within a host %.2f us, %.2f GB/s; between hosts %.2f us, "
-         "%.2f GB/s; reduce %.2f GB/s, copy %.2f GB/s; rd/rhd per-byte scale %.2f (%.2f out of cache); small allreduce %s\n",
-         in.nranks, in.nhosts, in.ranksPerHost ? (", " + std::to_string(in.ranksPerHost) + " per host").c_str() : "",
-         in.intra.latencyUs, in.intra.bandwidthGBs, in.inter.latencyUs, in.inter.bandwidthGBs, in.reduceGBs,
-         in.copyGBs, in.recursiveScale, in.recursiveScaleLarge, DescribeSmallUs(in).c_str());
+  printf("# Cost model: %s\n", strata::DescribeCostInputs(in).c_str());
   printf("# Algorithm per collective and size (bytes of the whole vector; '!' marks a forced one, as STRATA_ALGO "
          "or the config field set it)\n");
   printf("# %8s", "size");

@@ -400,12 +400,13 @@ class Launcher {
 
   void StartRanks() {
     const int n = opt_.nranks;
-    // Pinning as mpirun does: ranks forked on one CPU otherwise share it until the scheduler spreads
-    // them, which takes long enough to halve a short benchmark's bandwidth. With more ranks than CPUs,
-    // in contiguous blocks (rank i on CPU i * cpus / ranks), whose neighbours share a core: 4 ranks on
-    // 2 cores, unpinned, ran their small calls at 12 or 24 us per launch and their calibrations swung
-    // with it; in blocks every launch ran them at 12.7 us and 16 MiB at 3.5-3.9 GB/s, where
-    // round-robin pinning (0 and 2 on one core) ran 16 MiB at 2.0-2.1 (docs/PERFORMANCE.md).
+    // Pinning as mpirun does for small jobs: ranks forked on one CPU otherwise share it until the
+    // scheduler spreads them, which takes long enough to halve a short benchmark's bandwidth. With more
+    // ranks than CPUs, in contiguous blocks (rank i on CPU i * cpus / ranks), whose neighbours share a
+    // core: 4 ranks on 2 cores, unpinned, ran their small calls at 12 or 24 us per launch and their
+    // calibrations swung with it; in blocks 3 launches ran them at 12.6-13.0 us and 16 MiB at 3.5-3.8
+    // GB/s, where round-robin pinning (0 and 2 on one core) ran 16 MiB at 1.9-2.1 (docs/PERFORMANCE.md,
+    // "Pinning with more ranks than cores").
     cpu_set_t allowed;
     CPU_ZERO(&allowed);
     if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) {

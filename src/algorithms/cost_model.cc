@@ -253,6 +253,17 @@ std::string DescribeSmallUs(const CostInputs& in) {
   return out.empty() ? "not measured" : out;
 }
 
+std::string DescribeCostInputs(const CostInputs& in) {
+  char buf[512];
+  snprintf(buf, sizeof buf,
+           "%d rank(s) on %d host(s)%s; within a host %.2f us, %.2f GB/s; between hosts %.2f us, %.2f GB/s; reduce "
+           "%.2f GB/s, copy %.2f GB/s; rd/rhd per-byte scale %.2f (%.2f out of cache); small allreduce ",
+           in.nranks, in.nhosts, in.ranksPerHost ? (", " + std::to_string(in.ranksPerHost) + " per host").c_str() : "",
+           in.intra.latencyUs, in.intra.bandwidthGBs, in.inter.latencyUs, in.inter.bandwidthGBs, in.reduceGBs,
+           in.copyGBs, in.recursiveScale, in.recursiveScaleLarge);
+  return buf + DescribeSmallUs(in);
+}
+
 double RecursiveScaleAt(const CostInputs& in, double bytes) {
   const double at = static_cast<double>(in.recursiveScaleBytes);
   if (at <= 0 || bytes <= at) return in.recursiveScale;

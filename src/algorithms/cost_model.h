@@ -54,6 +54,10 @@ struct CostInputs {
 // "ring 12.1 us, direct 9.8 us, rd 7.5 us" (CostInputs::smallUs), or "not measured".
 std::string DescribeSmallUs(const CostInputs& in);
 
+// The whole model on one line: shape, links, local rates, the rd/rhd scale and the small allreduce times (the
+// TUNING log line and strata-info print it).
+std::string DescribeCostInputs(const CostInputs& in);
+
 // rd's and rhd's per-byte scale for a vector of `bytes` (see CostInputs::recursiveScale).
 double RecursiveScaleAt(const CostInputs& in, double bytes);
 

@@ -444,12 +444,7 @@ Status Communicator::setupSelector() {
                calibration_.ringSmallUs, static_cast<unsigned long long>(calibration_.largeBytes),
                calibration_.ringLargeUs);
   }
-  STRATA_LOG(
-      INFO, TUNING,
-      "cost model: %d ranks on %d host(s); within a host %.2f us, %.2f GB/s; between hosts %.2f us, "
-      "%.2f GB/s; reduce %.2f GB/s, copy %.2f GB/s; rd/rhd per-byte scale %.2f (%.2f out of cache); small allreduce %s",
-      in.nranks, in.nhosts, in.intra.latencyUs, in.intra.bandwidthGBs, in.inter.latencyUs, in.inter.bandwidthGBs,
-      in.reduceGBs, in.copyGBs, in.recursiveScale, in.recursiveScaleLarge, DescribeSmallUs(in).c_str());
+  STRATA_LOG(INFO, TUNING, "cost model: %s", DescribeCostInputs(in).c_str());
   selector_.reset(in);
   return Status::Ok();
 }

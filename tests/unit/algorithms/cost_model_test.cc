@@ -165,6 +165,14 @@ TEST(CostModel, MeasuredSmallMessageTimesDecideSmallAllReduces) {
               1e-9);
   EXPECT_EQ(DescribeSmallUs(in), "direct 3.0 us, rd 21.0 us, ring 60.0 us");
   EXPECT_EQ(DescribeSmallUs(OneHost(4)), "not measured");
+  CostInputs twoHosts = Hosts(2, 2, 0.125, 8.0);
+  twoHosts.reduceGBs = 40.0;
+  twoHosts.copyGBs = 60.0;
+  twoHosts.smallUs = {{"rd", 27.5}};
+  EXPECT_EQ(DescribeCostInputs(twoHosts),
+            "4 rank(s) on 2 host(s), 2 per host; within a host 1.00 us, 8.00 GB/s; between hosts 30.00 us, 0.12 GB/s; "
+            "reduce 40.00 GB/s, copy 60.00 GB/s; rd/rhd per-byte scale 1.00 (1.00 out of cache); small allreduce rd "
+            "27.5 us");
 }
 
 TEST(CostModel, OneshotWinsSmallAllReduceOnOneHostWithPeerMapping) {
