@@ -117,11 +117,16 @@ int PrintAlgorithms(int ranks, int hosts) {
     strata::Communicator& c = *comm->impl;
     if (c.rank() == 0) {
       const strata::CalibrationReport& cal = c.calibration();
+      const char* recursive = c.nranks() >= 3 ? "rhd" : "rd";
+      char mid[96] = "";
+      if (cal.midBytes > 0)
+        snprintf(mid, sizeof mid, ", %llu B ring allreduce %.1f us, %s %.1f us",
+                 static_cast<unsigned long long>(cal.midBytes), cal.ringMidUs, recursive, cal.rhdMidUs);
       if (cal.elapsedMs > 0)
-        printf("# Calibration at init: %.1f ms (%llu B ring allreduce %.1f us, %llu B ring allreduce %.1f us, %s %.1f us)\n",
+        printf("# Calibration at init: %.1f ms (%llu B ring allreduce %.1f us, %llu B ring allreduce %.1f us, %s %.1f "
+               "us%s)\n",
                cal.elapsedMs, static_cast<unsigned long long>(cal.smallBytes), cal.ringSmallUs,
-               static_cast<unsigned long long>(cal.largeBytes), cal.ringLargeUs,
-               c.nranks() >= 3 ? "rhd" : "rd", cal.rhdLargeUs);
+               static_cast<unsigned long long>(cal.largeBytes), cal.ringLargeUs, recursive, cal.rhdLargeUs, mid);
       else
         printf("# Calibration off (STRATA_CALIBRATE=0): link costs from the topology\n");
       strata::AlgoSelector sel(c.costInputs());

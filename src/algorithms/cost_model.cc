@@ -94,14 +94,16 @@ class Model {
 
   double directCost(CollKind kind, double n) const {
     if (kind != CollKind::AllReduce || n > static_cast<double>(in_.fifoBytes)) return kNotApplicable;
-    // Every rank sends its whole buffer to every peer and reduces all of them.
+    // Every rank sends its whole buffer to every peer and reduces all of them into a scratch accumulator, which
+    // rank 0 starts with a copy of its input and every rank copies into its output at the end: two local copies
+    // that rd does not make (without them, direct tied rd on 2 ranks at 16-32 KiB and ran 1.14-1.5x slower).
     double wire = Us((l_ - 1) * n, in_.intra.bandwidthGBs);
     double lat = in_.intra.latencyUs;
     if (multiHost()) {
       wire = std::max(wire, Us(static_cast<double>(l_) * (p_ - l_) * n, in_.inter.bandwidthGBs));
       lat = std::max(lat, in_.inter.latencyUs);
     }
-    return lat + wire + reduce((p_ - 1) * n);
+    return lat + wire + reduce((p_ - 1) * n) + 2 * copy(n);
   }
 
   // Double binary tree: every rank is inner in one tree and a leaf in the other; each tree carries
@@ -188,7 +190,12 @@ class Model {
     if (multiHost() || !in_.peerMapped) return kNotApplicable;
     if (kind != CollKind::AllReduce) return oneshotCost(kind, n);
     if (2 * n > static_cast<double>(in_.windowBytes)) return kNotApplicable;
-    return 3 * in_.intra.latencyUs + copy(n) + reduce((p_ - 1) * n / p_) + copy((p_ - 1) * n / p_);
+    // Its part of every peer's window read across cores and reduced, then every peer's reduced part read back: both
+    // at the link's rate, as oneshot's reads (costed at the copy rate, twoshot looked cheaper than rd at 8 KiB on
+    // 2 ranks and ran 1.29-1.46x slower).
+    const double part = (p_ - 1) * n / p_;
+    return 3 * in_.intra.latencyUs + copy(n) + Us(part, in_.intra.bandwidthGBs) + reduce(part) +
+           Us(part, in_.intra.bandwidthGBs);
   }
 
   // Two levels: within each host, then between hosts among ranks of the same local index (l flows per
@@ -254,18 +261,36 @@ std::string DescribeSmallUs(const CostInputs& in) {
 }
 
 std::string DescribeCostInputs(const CostInputs& in) {
-  char buf[512];
+  // The per-byte scale: one figure, or one per measured size and the out-of-cache one.
+  auto size = [](uint64_t b) { return std::to_string(static_cast<unsigned long long>(b)) + " B"; };
+  char scale[192];
+  if (in.recursiveScaleBytes == 0) {
+    snprintf(scale, sizeof scale, "%.2f", in.recursiveScale);
+  } else {
+    char small[64] = "";
+    if (in.recursiveScaleSmallBytes > 0)
+      snprintf(small, sizeof small, "%.2f at %s, ", in.recursiveScaleSmall, size(in.recursiveScaleSmallBytes).c_str());
+    snprintf(scale, sizeof scale, "%s%.2f at %s, %.2f from %s", small, in.recursiveScale,
+             size(in.recursiveScaleBytes).c_str(), in.recursiveScaleLarge, size(8 * in.recursiveScaleBytes).c_str());
+  }
+  char buf[768];
   snprintf(buf, sizeof buf,
            "%d rank(s) on %d host(s)%s; within a host %.2f us, %.2f GB/s; between hosts %.2f us, %.2f GB/s; reduce "
-           "%.2f GB/s, copy %.2f GB/s; rd/rhd per-byte scale %.2f (%.2f out of cache); small allreduce ",
+           "%.2f GB/s, copy %.2f GB/s; %s per-byte scale %s; small allreduce ",
            in.nranks, in.nhosts, in.ranksPerHost ? (", " + std::to_string(in.ranksPerHost) + " per host").c_str() : "",
            in.intra.latencyUs, in.intra.bandwidthGBs, in.inter.latencyUs, in.inter.bandwidthGBs, in.reduceGBs,
-           in.copyGBs, in.recursiveScale, in.recursiveScaleLarge);
+           in.copyGBs, in.nranks == 2 ? "rd" : "rd/rhd", scale);
   return buf + DescribeSmallUs(in);
 }
 
 double RecursiveScaleAt(const CostInputs& in, double bytes) {
   const double at = static_cast<double>(in.recursiveScaleBytes);
+  const double small = static_cast<double>(in.recursiveScaleSmallBytes);
+  if (small > 0 && at > small && bytes < at) {
+    if (bytes <= small) return in.recursiveScaleSmall;
+    const double f = std::log2(bytes / small) / std::log2(at / small);  // 0 at the small size, 1 at `at`
+    return in.recursiveScaleSmall + f * (in.recursiveScale - in.recursiveScaleSmall);
+  }
   if (at <= 0 || bytes <= at) return in.recursiveScale;
   const double f = std::log2(bytes / at) / 3.0;  // 0 at the measured size, 1 at 8x it
   if (f >= 1) return in.recursiveScaleLarge;
@@ -285,7 +310,7 @@ double EstimateUs(const std::string& algorithm, CollKind kind, uint64_t bytes, c
       // Their per-byte terms scaled by what the calibration saw against the ring (recursiveScale).
       const double t = name == "rd" ? m.rdCost(kind, bytes) : m.rhdCost(kind, bytes);
       const double latency = name == "rd" ? m.rdCost(kind, 0) : m.rhdCost(kind, 0);
-      const double scale = RecursiveScaleAt(in, bytes);
+      const double scale = name == "rhd" && in.nranks == 2 ? 1.0 : RecursiveScaleAt(in, bytes);
       return t >= 0 && scale != 1.0 ? latency + scale * (t - latency) : t;
     }
     if (name == "oneshot") return m.oneshotCost(kind, bytes);

@@ -43,6 +43,12 @@ struct CostInputs {
   // that the calibration's in-cache run does not show.
   uint64_t recursiveScaleBytes = 0;
   double recursiveScaleLarge = 1.0;
+  // Below `recursiveScaleBytes`, a second scale measured at `recursiveScaleSmallBytes` (0: not measured) holds at and
+  // under that size, and in between the two the scale moves with log2 of the size. In cache, rd's one exchange of
+  // the whole vector costs less than the model's separate reduce pass says: on two ranks at 128-512 KiB, rd ran
+  // 5-11% faster than the ring while at 1 MiB it ran 10% slower (docs/PERFORMANCE.md, "Algorithm selection").
+  uint64_t recursiveScaleSmallBytes = 0;
+  double recursiveScaleSmall = 1.0;
   // Small allreduce times (one float per rank) the calibration measured, by algorithm name (absent: not
   // measured). Each stands for its algorithm's latency term in the allreduce model (rhd's, when absent, is
   // rd's times the ratio of their modelled latencies). Small allreduces are decided by what a message really costs: a
@@ -58,7 +64,8 @@ std::string DescribeSmallUs(const CostInputs& in);
 // TUNING log line and strata-info print it).
 std::string DescribeCostInputs(const CostInputs& in);
 
-// rd's and rhd's per-byte scale for a vector of `bytes` (see CostInputs::recursiveScale).
+// rd's and rhd's per-byte scale for a vector of `bytes` (see CostInputs::recursiveScale). On two ranks rhd's halving
+// and doubling steps are the ring's two steps, and the ring's model holds for it unscaled: the scale is rd's there.
 double RecursiveScaleAt(const CostInputs& in, double bytes);
 
 // Estimated time in microseconds of `algorithm` (a name of the algorithm table: ring, tree, rd, rhd,

@@ -17,6 +17,10 @@ constexpr LinkCost kDefaultShm{1.0, 5.0};
 constexpr LinkCost kDefaultNet{30.0, 1.25};
 constexpr uint64_t kLargeBytes = 1 << 20;
 constexpr uint64_t kLocalBytes = 1 << 20;
+// On two ranks of one host, rd and the ring are timed at this in-cache size too: how the two compare there changes
+// with the machine's state (docs/PERFORMANCE.md, "Algorithm selection": on this VM rd ran 5-11% faster than the ring
+// at 128-512 KiB while the VM was fast, within 2% at 128-256 KiB while it was 3.5x slower).
+constexpr uint64_t kMidBytes = 128 << 10;
 constexpr double kOutOfCacheRecursiveScale = 5.0 / 3.0;
 // Small calls: rounds in which every kind runs one untimed call, then two timed back to back as one block.
 constexpr int kSmallRounds = 6;
@@ -24,7 +28,7 @@ constexpr int kSmallBlock = 2;
 // What a small allreduce is timed with, beside the ring: the algorithms the selector may pick for small sizes.
 constexpr AlgoId kSmallCandidates[] = {AlgoId::Direct,  AlgoId::Rd,   AlgoId::Tree,      AlgoId::OneShot,
                                        AlgoId::TwoShot, AlgoId::Hier, AlgoId::HierLeader};
-constexpr int kLargeRounds = 3;  // rounds of 1 MiB calls, one timed call per kind
+constexpr int kLargeRounds = 3;  // rounds of 1 MiB calls (one timed call per kind) and of 128 KiB calls
 
 double BestUs(int reps, const std::function<Status()>& once, Status* st) {
   double best = 0;
@@ -151,12 +155,31 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   const std::vector<double> largeMedians =
       PerCallUsInterleaved(kLargeRounds, 0, 1, {callOf(large), callOf(recursivePlan)}, &st);
   const double largeUs = largeMedians[0], rhdUs = largeMedians[1];
+  // Two ranks on one host only: between hosts the network hides what the caches change, and on more ranks a 128 KiB
+  // call is mostly latency (8 ranks on 2 cores: 338 us against the small ring's 240-395), so that a per-byte scale
+  // taken from it swung from 0.82 to 2.61 between launches. Timed as the small calls are (settled, in blocks): one
+  // at a time, the ring's 128 KiB calls on 2 ranks took 21-59 us from round to round where rd's took 23-29. Each
+  // call is one out-of-place and one in-place allreduce, as the perf tools report both: rd gains more in place
+  // (128 KiB on 2 ranks: 5.0-5.8 us against 6.6-7.0 out of place, the ring 6.9-7.1 against 7.6-7.7).
+  const bool mids = p == 2 && in->nhosts == 1;
+  std::vector<double> midMedians(2, 0.0);
+  if (mids) {
+    const Plan mid = planOf(AlgoId::Ring, kMidBytes), recursiveMid = planOf(recursive, kMidBytes);
+    auto bothOf = [&](const Plan& plan) {
+      return [&run, &plan, &send, &recv] {
+        Status s = run(plan, send.data(), recv.data());
+        return s.ok() ? run(plan, recv.data(), recv.data()) : s;
+      };
+    };
+    midMedians = PerCallUsInterleaved(kLargeRounds, 1, kSmallBlock, {bothOf(mid), bothOf(recursiveMid)}, &st);
+    for (double& us : midMedians) us /= 2;  // per allreduce
+  }
   STRATA_CHECK(st);
 
   // Every rank takes the median over the ranks of each figure: the same inputs everywhere, the same choices.
   // (The slowest rank's figure was a poor summary: with more ranks than cores one rank or another is
   // descheduled in almost every measurement, and the maximum took those.)
-  std::vector<double> mine = {smallUs, largeUs, reduceUs, copyUs, rhdUs};
+  std::vector<double> mine = {smallUs, largeUs, reduceUs, copyUs, rhdUs, midMedians[0], midMedians[1]};
   mine.insert(mine.end(), smallTimes.begin(), smallTimes.end());
   const size_t nf = mine.size();
   std::vector<double> gathered(nf * p), all(nf);
@@ -195,19 +218,28 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   }
   in->smallUs.clear();
   in->smallUs["ring"] = all[0];
-  for (size_t i = 0; i < smallNames.size(); ++i) in->smallUs[smallNames[i]] = all[5 + i];
+  for (size_t i = 0; i < smallNames.size(); ++i) in->smallUs[smallNames[i]] = all[7 + i];
   // rhd (rd) against the model fitted on the ring: the ratio of measured to modelled per-byte time.
   in->recursiveScale = 1.0;
   in->recursiveScaleBytes = 0;
-  if (all[4] > 0) {
-    const char* name = GetAlgoInfo(recursive).name;
-    const double modelled = EstimateUs(name, CollKind::AllReduce, kLargeBytes, *in);
-    const double latency = EstimateUs(name, CollKind::AllReduce, 0, *in);
-    if (modelled > latency)
-      in->recursiveScale = std::min(8.0, std::max(0.5, (all[4] - latency) / (modelled - latency)));
+  in->recursiveScaleSmallBytes = 0;
+  const char* name = GetAlgoInfo(recursive).name;
+  const double latency = EstimateUs(name, CollKind::AllReduce, 0, *in);
+  auto scaleFor = [&](double measuredUs, double modelledUs) {
+    return std::min(8.0, std::max(0.5, (measuredUs - latency) / (modelledUs - latency)));
+  };
+  const double modelled = EstimateUs(name, CollKind::AllReduce, kLargeBytes, *in);
+  const double modelledMid = EstimateUs(name, CollKind::AllReduce, kMidBytes, *in);
+  // In cache: the scale that gives the model's rd the ratio to the ring's that was measured at that size (the ring's
+  // link bandwidth is fitted at 1 MiB, so the two are compared, not the rd time against the model's alone).
+  const double ringModelledMid = EstimateUs("ring", CollKind::AllReduce, kMidBytes, *in);
+  if (mids && all[5] > 0 && all[6] > 0 && modelledMid > latency) {
+    in->recursiveScaleSmall = scaleFor(all[6] / all[5] * ringModelledMid, modelledMid);
+    in->recursiveScaleSmallBytes = kMidBytes;
   }
-  // Measured in cache. On one host memory is the link, and out of cache an exchange's copy pass and
-  // reduce pass (1 read + 1 write, then 2 reads + 1 write) move 5/3 of the ring's fused pass (2 reads +
+  if (all[4] > 0 && modelled > latency) in->recursiveScale = scaleFor(all[4], modelled);
+  // The 1 MiB scale is measured in cache too. On one host memory is the link, and out of cache an exchange's copy
+  // pass and reduce pass (1 read + 1 write, then 2 reads + 1 write) move 5/3 of the ring's fused pass (2 reads +
   // 1 write); between hosts the network hides that.
   in->recursiveScaleLarge = in->recursiveScale;
   if (in->nhosts == 1) {
@@ -220,6 +252,9 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
     report->ringLargeUs = all[1];
     report->rhdLargeUs = all[4];
     report->largeBytes = kLargeBytes;
+    report->ringMidUs = all[5];
+    report->rhdMidUs = all[6];
+    report->midBytes = mids ? kMidBytes : 0;
     report->elapsedMs = static_cast<double>(NowNs() - start) / 1e6;
   }
   return Status::Ok();

@@ -28,6 +28,9 @@ struct CalibrationReport {
   double ringLargeUs = 0;  // `largeBytes` ring allreduce
   double rhdLargeUs = 0;   // `largeBytes` rhd allreduce (rd on 2 ranks, where rhd is the ring's exchange)
   uint64_t largeBytes = 0;
+  double ringMidUs = 0;  // `midBytes` ring allreduce (two ranks on one host only, else 0)
+  double rhdMidUs = 0;   // `midBytes` rd allreduce
+  uint64_t midBytes = 0;
   double elapsedMs = 0;    // the whole calibration on this rank
 };
 

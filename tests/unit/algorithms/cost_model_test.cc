@@ -142,6 +142,49 @@ TEST(CostModel, RecursiveScaleMovesToItsOutOfCacheValue) {
   EXPECT_DOUBLE_EQ(RecursiveScaleAt(in, 256 << 20), 0.75);
 }
 
+// A second scale measured at a smaller size holds at and below it, and the scale moves log-linearly from it to the
+// one measured at `recursiveScaleBytes`; above that size nothing changes.
+TEST(CostModel, RecursiveScaleMeasuredInCacheHoldsBelowItsSize) {
+  CostInputs in = OneHost(2);
+  in.recursiveScale = 1.1;
+  in.recursiveScaleLarge = 5.0 / 3.0;
+  in.recursiveScaleBytes = 1 << 20;
+  in.recursiveScaleSmall = 0.8;
+  in.recursiveScaleSmallBytes = 128 << 10;
+  EXPECT_DOUBLE_EQ(RecursiveScaleAt(in, 8 << 10), 0.8);
+  EXPECT_DOUBLE_EQ(RecursiveScaleAt(in, 128 << 10), 0.8);
+  EXPECT_NEAR(RecursiveScaleAt(in, 256 << 10), 0.8 + (1.1 - 0.8) / 3, 1e-12);  // 1 of the 3 doublings to 1 MiB
+  EXPECT_NEAR(RecursiveScaleAt(in, 512 << 10), 0.8 + 2 * (1.1 - 0.8) / 3, 1e-12);
+  EXPECT_DOUBLE_EQ(RecursiveScaleAt(in, 1 << 20), 1.1);
+  EXPECT_NEAR(RecursiveScaleAt(in, 2 << 20), 1.1 + (5.0 / 3.0 - 1.1) / 3, 1e-12);
+  EXPECT_DOUBLE_EQ(RecursiveScaleAt(in, 64 << 20), 5.0 / 3.0);
+  // The scale multiplies rd's per-byte time at 128 KiB: 1 + 131.072 x 1.5 x 0.8 us by hand (1 us latency, one
+  // exchange of 128 KiB at 1 GB/s and its reduction at 2 GB/s).
+  in.reduceGBs = 2.0;
+  EXPECT_NEAR(EstimateUs("rd", CollKind::AllReduce, 128 << 10, in), 1 + 131.072 * 1.5 * 0.8, 1e-9);
+}
+
+// On two ranks rhd is the ring's two steps: rd's scale does not apply to it, and its estimate is the ring's.
+TEST(CostModel, TwoRankRhdIsCostedAsTheRing) {
+  CostInputs in = OneHost(2);
+  in.reduceGBs = 2.0;
+  in.recursiveScale = 0.6;
+  for (uint64_t bytes : {uint64_t{8}, uint64_t{128} << 10, uint64_t{64} << 20}) {
+    EXPECT_NEAR(EstimateUs("rhd", CollKind::AllReduce, bytes, in), EstimateUs("ring", CollKind::AllReduce, bytes, in),
+                1e-9 * static_cast<double>(bytes))
+        << bytes;
+  }
+  // A scale below 1 makes rd cheaper than the ring where its one exchange saves more than its larger reduction costs.
+  EXPECT_EQ(ChooseCheapest({"ring", "rhd", "rd"}, CollKind::AllReduce, 128 << 10, in).algorithm, "rd");
+  in.recursiveScale = 1.0;
+  EXPECT_EQ(ChooseCheapest({"ring", "rhd", "rd"}, CollKind::AllReduce, 128 << 10, in).algorithm, "ring");
+  // On four ranks the scale is rhd's own (the calibration measures rhd there) and applies.
+  CostInputs four = OneHost(4);
+  const double rhd = EstimateUs("rhd", CollKind::AllReduce, 1 << 20, four);
+  four.recursiveScale = 0.6;
+  EXPECT_LT(EstimateUs("rhd", CollKind::AllReduce, 1 << 20, four), rhd);
+}
+
 // Measured 8-byte times replace the latency terms of the algorithms they were measured for, for allreduce
 // only, and leave the per-byte terms as the formulas give them: the measured cheaper one wins small sizes.
 TEST(CostModel, MeasuredSmallMessageTimesDecideSmallAllReduces) {
@@ -171,8 +214,19 @@ TEST(CostModel, MeasuredSmallMessageTimesDecideSmallAllReduces) {
   twoHosts.smallUs = {{"rd", 27.5}};
   EXPECT_EQ(DescribeCostInputs(twoHosts),
             "4 rank(s) on 2 host(s), 2 per host; within a host 1.00 us, 8.00 GB/s; between hosts 30.00 us, 0.12 GB/s; "
-            "reduce 40.00 GB/s, copy 60.00 GB/s; rd/rhd per-byte scale 1.00 (1.00 out of cache); small allreduce rd "
-            "27.5 us");
+            "reduce 40.00 GB/s, copy 60.00 GB/s; rd/rhd per-byte scale 1.00; small allreduce rd 27.5 us");
+  CostInputs twoRanks = OneHost(2);
+  twoRanks.reduceGBs = 40.0;
+  twoRanks.copyGBs = 60.0;
+  twoRanks.recursiveScale = 1.05;
+  twoRanks.recursiveScaleBytes = 1 << 20;
+  twoRanks.recursiveScaleLarge = 5.0 / 3.0;
+  twoRanks.recursiveScaleSmall = 0.9;
+  twoRanks.recursiveScaleSmallBytes = 128 << 10;
+  EXPECT_EQ(DescribeCostInputs(twoRanks),
+            "2 rank(s) on 1 host(s), 2 per host; within a host 1.00 us, 1.00 GB/s; between hosts 10.00 us, 0.10 GB/s; "
+            "reduce 40.00 GB/s, copy 60.00 GB/s; rd per-byte scale 0.90 at 131072 B, 1.05 at 1048576 B, 1.67 from "
+            "8388608 B; small allreduce not measured");
 }
 
 TEST(CostModel, OneshotWinsSmallAllReduceOnOneHostWithPeerMapping) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace strata {
 namespace {
@@ -89,6 +90,54 @@ TEST(Calibration, OneHostMovesTheRecursiveScaleOutOfCache) {
   EXPECT_EQ(in.recursiveScaleBytes, 1u << 20);
   EXPECT_GE(in.recursiveScaleLarge, 5.0 / 3.0);
   EXPECT_GE(in.recursiveScaleLarge, in.recursiveScale);
+}
+
+// Two ranks on one host also time rd and the ring at 128 KiB, and the scale taken from it gives the model's rd the
+// ratio to the ring that was measured there; four ranks and several hosts do not.
+TEST(Calibration, TwoRanksOnOneHostScaleRdInCache) {
+  const uint64_t mid = 128 << 10;
+  PlanGeometry geo;
+  geo.nranks = 2;
+  geo.rank = 0;
+  geo.hostOf = {0, 0};
+  // Small calls 20 us; at 1 MiB the ring 400 us and rd 480; at 128 KiB the ring 100 us and rd 80.
+  PlanRunner runner = [&](const Plan& plan, const void* send, void* recv) {
+    if (AnswerFigures(plan, send, recv, 2)) return Status::Ok();
+    const uint64_t bytes = PlanElems(plan) * sizeof(float);
+    const bool rd = plan.algorithm == "rd";
+    BusyUs(bytes <= 64 ? 20 : bytes <= mid ? (rd ? 80 : 100) : (rd ? 480 : 400));
+    return Status::Ok();
+  };
+  CostInputs in = CostInputsFromGeometry(geo);
+  CalibrationReport report;
+  ASSERT_TRUE(CalibrateCostInputs(geo, runner, &in, &report).ok());
+  EXPECT_EQ(report.midBytes, mid);
+  EXPECT_NEAR(report.ringMidUs, 100.0, 15.0);
+  EXPECT_NEAR(report.rhdMidUs, 80.0, 15.0);
+  ASSERT_EQ(in.recursiveScaleSmallBytes, mid);
+  // The model's rd/ring ratio at 128 KiB is the measured one, whatever the ring's modelled time there.
+  const double ratio =
+      EstimateUs("rd", CollKind::AllReduce, mid, in) / EstimateUs("ring", CollKind::AllReduce, mid, in);
+  EXPECT_NEAR(ratio, report.rhdMidUs / report.ringMidUs, 0.02);
+  EXPECT_LT(in.recursiveScaleSmall, in.recursiveScale);
+  // At 1 MiB the model's rd is the measured one, as before.
+  EXPECT_NEAR(EstimateUs("rd", CollKind::AllReduce, 1 << 20, in), report.rhdLargeUs, 0.02 * report.rhdLargeUs);
+
+  for (const std::vector<int>& hosts : {std::vector<int>{0, 0, 0, 0}, std::vector<int>{0, 1}}) {
+    PlanGeometry other;
+    other.nranks = static_cast<int>(hosts.size());
+    other.rank = 0;
+    other.hostOf = hosts;
+    PlanRunner quick = [&](const Plan& plan, const void* send, void* recv) {
+      AnswerFigures(plan, send, recv, other.nranks);
+      return Status::Ok();
+    };
+    CostInputs o = CostInputsFromGeometry(other);
+    CalibrationReport r;
+    ASSERT_TRUE(CalibrateCostInputs(other, quick, &o, &r).ok());
+    EXPECT_EQ(o.recursiveScaleSmallBytes, 0u) << other.nranks << " ranks";
+    EXPECT_EQ(r.midBytes, 0u);
+  }
 }
 
 TEST(Calibration, KindsAreTimedInterleaved) {
