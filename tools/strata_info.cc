@@ -118,7 +118,8 @@ int PrintAlgorithms(int ranks, int hosts) {
     if (c.rank() == 0) {
       const strata::CalibrationReport& cal = c.calibration();
       const char* recursive = c.nranks() >= 3 ? "rhd" : "rd";
-      char mid[96] = "";
+      char mid[160] = "";
+      if (cal.rdLargeUs > 0) snprintf(mid, sizeof mid, ", rd %.1f us", cal.rdLargeUs);
       if (cal.midBytes > 0)
         snprintf(mid, sizeof mid, ", %llu B ring allreduce %.1f us, %s %.1f us",
                  static_cast<unsigned long long>(cal.midBytes), cal.ringMidUs, recursive, cal.rhdMidUs);

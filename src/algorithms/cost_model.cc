@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 namespace strata {
 
@@ -273,6 +274,10 @@ std::string DescribeCostInputs(const CostInputs& in) {
     snprintf(scale, sizeof scale, "%s%.2f at %s, %.2f from %s", small, in.recursiveScale,
              size(in.recursiveScaleBytes).c_str(), in.recursiveScaleLarge, size(8 * in.recursiveScaleBytes).c_str());
   }
+  if (in.nranks >= 3 && in.rdScaleFactor != 1.0) {
+    const size_t used = strlen(scale);
+    snprintf(scale + used, sizeof scale - used, " (rd's %.2f times that)", in.rdScaleFactor);
+  }
   char buf[768];
   snprintf(buf, sizeof buf,
            "%d rank(s) on %d host(s)%s; within a host %.2f us, %.2f GB/s; between hosts %.2f us, %.2f GB/s; reduce "
@@ -310,7 +315,8 @@ double EstimateUs(const std::string& algorithm, CollKind kind, uint64_t bytes, c
       // Their per-byte terms scaled by what the calibration saw against the ring (recursiveScale).
       const double t = name == "rd" ? m.rdCost(kind, bytes) : m.rhdCost(kind, bytes);
       const double latency = name == "rd" ? m.rdCost(kind, 0) : m.rhdCost(kind, 0);
-      const double scale = name == "rhd" && in.nranks == 2 ? 1.0 : RecursiveScaleAt(in, bytes);
+      double scale = name == "rhd" && in.nranks == 2 ? 1.0 : RecursiveScaleAt(in, bytes);
+      if (name == "rd" && in.nranks >= 3) scale *= in.rdScaleFactor;
       return t >= 0 && scale != 1.0 ? latency + scale * (t - latency) : t;
     }
     if (name == "oneshot") return m.oneshotCost(kind, bytes);

@@ -45,10 +45,13 @@ struct CostInputs {
   double recursiveScaleLarge = 1.0;
   // Below `recursiveScaleBytes`, a second scale measured at `recursiveScaleSmallBytes` (0: not measured) holds at and
   // under that size, and in between the two the scale moves with log2 of the size. In cache, rd's one exchange of
-  // the whole vector costs less than the model's separate reduce pass says: on two ranks at 128-512 KiB, rd ran
-  // 5-11% faster than the ring while at 1 MiB it ran 10% slower (docs/PERFORMANCE.md, "Algorithm selection").
+  // the whole vector can cost less than the model's separate reduce pass says: on two ranks the ring took up to
+  // 1.32x rd's time at 64-256 KiB while at 1 MiB rd was the slower (docs/PERFORMANCE.md, "Algorithm selection").
   uint64_t recursiveScaleSmallBytes = 0;
   double recursiveScaleSmall = 1.0;
+  // From three ranks on, the scales above are rhd's; rd's are they times this factor, its own 1 MiB scale over
+  // rhd's where the calibration timed both (one host), else 1.
+  double rdScaleFactor = 1.0;
   // Small allreduce times (one float per rank) the calibration measured, by algorithm name (absent: not
   // measured). Each stands for its algorithm's latency term in the allreduce model (rhd's, when absent, is
   // rd's times the ratio of their modelled latencies). Small allreduces are decided by what a message really costs: a

@@ -18,8 +18,8 @@ constexpr LinkCost kDefaultNet{30.0, 1.25};
 constexpr uint64_t kLargeBytes = 1 << 20;
 constexpr uint64_t kLocalBytes = 1 << 20;
 // On two ranks of one host, rd and the ring are timed at this in-cache size too: how the two compare there changes
-// with the machine's state (docs/PERFORMANCE.md, "Algorithm selection": on this VM rd ran 5-11% faster than the ring
-// at 128-512 KiB while the VM was fast, within 2% at 128-256 KiB while it was 3.5x slower).
+// with the machine's state (docs/PERFORMANCE.md, "Algorithm selection": on the development VM the ring took 1.06-1.32x
+// rd's time at 64-256 KiB while the VM was fast, 0.94-1.06x while it was 3.5x slower).
 constexpr uint64_t kMidBytes = 128 << 10;
 constexpr double kOutOfCacheRecursiveScale = 5.0 / 3.0;
 // Small calls: rounds in which every kind runs one untimed call, then two timed back to back as one block.
@@ -152,9 +152,16 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   // ring's own exchange, and rd (each rank sends its whole buffer and reduces it all) is the one that differs.
   const AlgoId recursive = p >= 3 ? AlgoId::Rhd : AlgoId::Rd;
   const Plan large = planOf(AlgoId::Ring, kLargeBytes), recursivePlan = planOf(recursive, kLargeBytes);
-  const std::vector<double> largeMedians =
-      PerCallUsInterleaved(kLargeRounds, 0, 1, {callOf(large), callOf(recursivePlan)}, &st);
-  const double largeUs = largeMedians[0], rhdUs = largeMedians[1];
+  // From three ranks on one host, rd at 1 MiB as well, for a scale of its own: there its exchanges of the whole
+  // vector fared better against rhd's than the model gave them with rhd's scale (4 ranks on 2 cores: rd 1.08-1.17x
+  // faster than rhd at 256 KiB in three tables, the model choosing rhd from 256 KiB; 1.3x slower at 1 MiB).
+  const bool rdToo = p >= 3 && in->nhosts == 1;
+  const Plan rdLarge = planOf(AlgoId::Rd, kLargeBytes);
+  std::vector<std::function<Status()>> largeCalls = {callOf(large), callOf(recursivePlan)};
+  if (rdToo) largeCalls.push_back(callOf(rdLarge));
+  std::vector<double> largeMedians = PerCallUsInterleaved(kLargeRounds, 0, 1, largeCalls, &st);
+  largeMedians.resize(3, 0.0);
+  const double largeUs = largeMedians[0], rhdUs = largeMedians[1], rdUs = largeMedians[2];
   // Two ranks on one host only: between hosts the network hides what the caches change, and on more ranks a 128 KiB
   // call is mostly latency (8 ranks on 2 cores: 338 us against the small ring's 240-395), so that a per-byte scale
   // taken from it swung from 0.82 to 2.61 between launches. Timed as the small calls are (settled, in blocks): one
@@ -179,7 +186,7 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   // Every rank takes the median over the ranks of each figure: the same inputs everywhere, the same choices.
   // (The slowest rank's figure was a poor summary: with more ranks than cores one rank or another is
   // descheduled in almost every measurement, and the maximum took those.)
-  std::vector<double> mine = {smallUs, largeUs, reduceUs, copyUs, rhdUs, midMedians[0], midMedians[1]};
+  std::vector<double> mine = {smallUs, largeUs, reduceUs, copyUs, rhdUs, midMedians[0], midMedians[1], rdUs};
   mine.insert(mine.end(), smallTimes.begin(), smallTimes.end());
   const size_t nf = mine.size();
   std::vector<double> gathered(nf * p), all(nf);
@@ -218,7 +225,7 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   }
   in->smallUs.clear();
   in->smallUs["ring"] = all[0];
-  for (size_t i = 0; i < smallNames.size(); ++i) in->smallUs[smallNames[i]] = all[7 + i];
+  for (size_t i = 0; i < smallNames.size(); ++i) in->smallUs[smallNames[i]] = all[8 + i];
   // rhd (rd) against the model fitted on the ring: the ratio of measured to modelled per-byte time.
   in->recursiveScale = 1.0;
   in->recursiveScaleBytes = 0;
@@ -238,6 +245,16 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
     in->recursiveScaleSmallBytes = kMidBytes;
   }
   if (all[4] > 0 && modelled > latency) in->recursiveScale = scaleFor(all[4], modelled);
+  // rd's own 1 MiB scale, as a factor over rhd's (clamped as the scales are).
+  in->rdScaleFactor = 1.0;
+  if (rdToo && all[7] > 0) {
+    const double rdLatency = EstimateUs("rd", CollKind::AllReduce, 0, *in);
+    const double rdModelled = EstimateUs("rd", CollKind::AllReduce, kLargeBytes, *in);  // with rhd's scale
+    if (rdModelled > rdLatency) {
+      const double rdScale = in->recursiveScale * (all[7] - rdLatency) / (rdModelled - rdLatency);
+      in->rdScaleFactor = std::min(8.0, std::max(0.5, rdScale)) / in->recursiveScale;
+    }
+  }
   // The 1 MiB scale is measured in cache too. On one host memory is the link, and out of cache an exchange's copy
   // pass and reduce pass (1 read + 1 write, then 2 reads + 1 write) move 5/3 of the ring's fused pass (2 reads +
   // 1 write); between hosts the network hides that.
@@ -251,6 +268,7 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
     report->smallBytes = smallBytes;
     report->ringLargeUs = all[1];
     report->rhdLargeUs = all[4];
+    report->rdLargeUs = all[7];
     report->largeBytes = kLargeBytes;
     report->ringMidUs = all[5];
     report->rhdMidUs = all[6];

@@ -27,6 +27,7 @@ struct CalibrationReport {
   uint64_t smallBytes = 0;
   double ringLargeUs = 0;  // `largeBytes` ring allreduce
   double rhdLargeUs = 0;   // `largeBytes` rhd allreduce (rd on 2 ranks, where rhd is the ring's exchange)
+  double rdLargeUs = 0;    // `largeBytes` rd allreduce, from 3 ranks on one host (else 0)
   uint64_t largeBytes = 0;
   double ringMidUs = 0;  // `midBytes` ring allreduce (two ranks on one host only, else 0)
   double rhdMidUs = 0;   // `midBytes` rd allreduce

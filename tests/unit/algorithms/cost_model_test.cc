@@ -164,6 +164,26 @@ TEST(CostModel, RecursiveScaleMeasuredInCacheHoldsBelowItsSize) {
   EXPECT_NEAR(EstimateUs("rd", CollKind::AllReduce, 128 << 10, in), 1 + 131.072 * 1.5 * 0.8, 1e-9);
 }
 
+// From three ranks on, rd's scale is rhd's times its own factor; rhd and the ring are left alone.
+TEST(CostModel, RdScaleFactorStretchesOnlyRd) {
+  CostInputs in = OneHost(4);
+  in.reduceGBs = 2.0;
+  in.recursiveScale = 0.8;
+  const double rdLat = EstimateUs("rd", CollKind::AllReduce, 0, in);
+  const double rd = EstimateUs("rd", CollKind::AllReduce, 256 << 10, in);
+  const double rhd = EstimateUs("rhd", CollKind::AllReduce, 256 << 10, in);
+  in.rdScaleFactor = 0.5;
+  EXPECT_NEAR(EstimateUs("rd", CollKind::AllReduce, 256 << 10, in), rdLat + 0.5 * (rd - rdLat), 1e-9 * rd);
+  EXPECT_DOUBLE_EQ(EstimateUs("rhd", CollKind::AllReduce, 256 << 10, in), rhd);
+  // By hand: 4 ranks, two exchanges of 256 KiB at 1 GB/s and two reductions at 2 GB/s, scaled 0.8 x 0.5.
+  EXPECT_NEAR(EstimateUs("rd", CollKind::AllReduce, 256 << 10, in), 2 + 0.4 * (2 * 262.144 + 2 * 131.072), 1e-9);
+  // On two ranks the calibration measures rd itself: the factor does not apply.
+  CostInputs two = OneHost(2);
+  const double rd2 = EstimateUs("rd", CollKind::AllReduce, 256 << 10, two);
+  two.rdScaleFactor = 0.5;
+  EXPECT_DOUBLE_EQ(EstimateUs("rd", CollKind::AllReduce, 256 << 10, two), rd2);
+}
+
 // On two ranks rhd is the ring's two steps: rd's scale does not apply to it, and its estimate is the ring's.
 TEST(CostModel, TwoRankRhdIsCostedAsTheRing) {
   CostInputs in = OneHost(2);

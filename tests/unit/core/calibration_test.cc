@@ -140,6 +140,36 @@ TEST(Calibration, TwoRanksOnOneHostScaleRdInCache) {
   }
 }
 
+// From three ranks on one host rd is timed at 1 MiB too, and its factor over rhd's scale makes the model's rd the
+// measured time there; between hosts it is not timed.
+TEST(Calibration, RdGetsItsOwnScaleOnOneHost) {
+  PlanGeometry geo;
+  geo.nranks = 4;
+  geo.rank = 0;
+  geo.hostOf = {0, 0, 0, 0};
+  // Small calls 20 us; at 1 MiB the ring 400 us, rhd 300, rd 450.
+  PlanRunner runner = [&](const Plan& plan, const void* send, void* recv) {
+    if (AnswerFigures(plan, send, recv, 4)) return Status::Ok();
+    const bool small = PlanElems(plan) <= 64;
+    BusyUs(small ? 20 : plan.algorithm == "rd" ? 450 : plan.algorithm == "rhd" ? 300 : 400);
+    return Status::Ok();
+  };
+  CostInputs in = CostInputsFromGeometry(geo);
+  CalibrationReport report;
+  ASSERT_TRUE(CalibrateCostInputs(geo, runner, &in, &report).ok());
+  EXPECT_NEAR(report.rdLargeUs, 450.0, 60.0);
+  EXPECT_NE(in.rdScaleFactor, 1.0);
+  EXPECT_NEAR(EstimateUs("rd", CollKind::AllReduce, 1 << 20, in), report.rdLargeUs, 0.02 * report.rdLargeUs);
+  EXPECT_NEAR(EstimateUs("rhd", CollKind::AllReduce, 1 << 20, in), report.rhdLargeUs, 0.02 * report.rhdLargeUs);
+
+  geo.hostOf = {0, 0, 1, 1};
+  CostInputs two = CostInputsFromGeometry(geo);
+  CalibrationReport r;
+  ASSERT_TRUE(CalibrateCostInputs(geo, runner, &two, &r).ok());
+  EXPECT_EQ(r.rdLargeUs, 0.0);
+  EXPECT_EQ(two.rdScaleFactor, 1.0);
+}
+
 TEST(Calibration, KindsAreTimedInterleaved) {
   // A job that starts slow: its first 16 small calls take 2000 us, every later one 200 us, whatever the algorithm.
   // On this shape 4 kinds are timed (ring, direct, rd, tree): 16 calls are the line-up call of each and the first of
