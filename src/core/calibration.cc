@@ -29,6 +29,13 @@ constexpr int kSmallBlock = 2;
 constexpr AlgoId kSmallCandidates[] = {AlgoId::Direct,  AlgoId::Rd,   AlgoId::Tree,      AlgoId::OneShot,
                                        AlgoId::TwoShot, AlgoId::Hier, AlgoId::HierLeader};
 constexpr int kLargeRounds = 3;  // rounds of 1 MiB calls (one timed call per kind) and of 128 KiB calls
+constexpr double kMinScale = 0.5, kMaxScale = 8.0;  // the bounds of a measured per-byte scale
+
+// The figures every rank measures and the ranks take the median of, in the order they are exchanged; the small
+// times of the other algorithms follow them. Those not measured on a shape are 0.
+enum Figure : size_t { kRingSmall, kRingLarge, kReduce, kCopy, kRecursiveLarge, kRingMid, kRdMid, kRdLarge, kFigures };
+
+double ClampScale(double scale) { return std::min(kMaxScale, std::max(kMinScale, scale)); }
 
 double BestUs(int reps, const std::function<Status()>& once, Status* st) {
   double best = 0;
@@ -153,10 +160,10 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   const AlgoId recursive = p >= 3 ? AlgoId::Rhd : AlgoId::Rd;
   const Plan large = planOf(AlgoId::Ring, kLargeBytes), recursivePlan = planOf(recursive, kLargeBytes);
   // From three ranks on one host, rd at 1 MiB as well, for a scale of its own: there its exchanges of the whole
-  // vector fared better against rhd's than the model gave them with rhd's scale (4 ranks on 2 cores: rd 1.08-1.17x
+  // vector fared better against rhd's than the model gave them with rhd's scale (4 ranks on 2 cores: rd 1.08-1.13x
   // faster than rhd at 256 KiB in three tables, the model choosing rhd from 256 KiB; 1.3x slower at 1 MiB).
   const bool rdToo = p >= 3 && in->nhosts == 1;
-  const Plan rdLarge = planOf(AlgoId::Rd, kLargeBytes);
+  const Plan rdLarge = rdToo ? planOf(AlgoId::Rd, kLargeBytes) : Plan();
   std::vector<std::function<Status()>> largeCalls = {callOf(large), callOf(recursivePlan)};
   if (rdToo) largeCalls.push_back(callOf(rdLarge));
   std::vector<double> largeMedians = PerCallUsInterleaved(kLargeRounds, 0, 1, largeCalls, &st);
@@ -171,14 +178,14 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   const bool mids = p == 2 && in->nhosts == 1;
   std::vector<double> midMedians(2, 0.0);
   if (mids) {
-    const Plan mid = planOf(AlgoId::Ring, kMidBytes), recursiveMid = planOf(recursive, kMidBytes);
+    const Plan mid = planOf(AlgoId::Ring, kMidBytes), rdMid = planOf(AlgoId::Rd, kMidBytes);
     auto bothOf = [&](const Plan& plan) {
       return [&run, &plan, &send, &recv] {
         Status s = run(plan, send.data(), recv.data());
         return s.ok() ? run(plan, recv.data(), recv.data()) : s;
       };
     };
-    midMedians = PerCallUsInterleaved(kLargeRounds, 1, kSmallBlock, {bothOf(mid), bothOf(recursiveMid)}, &st);
+    midMedians = PerCallUsInterleaved(kLargeRounds, 1, kSmallBlock, {bothOf(mid), bothOf(rdMid)}, &st);
     for (double& us : midMedians) us /= 2;  // per allreduce
   }
   STRATA_CHECK(st);
@@ -186,7 +193,15 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   // Every rank takes the median over the ranks of each figure: the same inputs everywhere, the same choices.
   // (The slowest rank's figure was a poor summary: with more ranks than cores one rank or another is
   // descheduled in almost every measurement, and the maximum took those.)
-  std::vector<double> mine = {smallUs, largeUs, reduceUs, copyUs, rhdUs, midMedians[0], midMedians[1], rdUs};
+  std::vector<double> mine(kFigures);
+  mine[kRingSmall] = smallUs;
+  mine[kRingLarge] = largeUs;
+  mine[kReduce] = reduceUs;
+  mine[kCopy] = copyUs;
+  mine[kRecursiveLarge] = rhdUs;
+  mine[kRingMid] = midMedians[0];
+  mine[kRdMid] = midMedians[1];
+  mine[kRdLarge] = rdUs;
   mine.insert(mine.end(), smallTimes.begin(), smallTimes.end());
   const size_t nf = mine.size();
   std::vector<double> gathered(nf * p), all(nf);
@@ -203,14 +218,14 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   }
 
   const double n = static_cast<double>(kLargeBytes);
-  in->reduceGBs = n / std::max(all[2], 1e-3) / 1e3;
-  in->copyGBs = n / std::max(all[3], 1e-3) / 1e3;
+  in->reduceGBs = n / std::max(all[kReduce], 1e-3) / 1e3;
+  in->copyGBs = n / std::max(all[kCopy], 1e-3) / 1e3;
   const int hops = 2 * (p - 1);
   LinkCost measured;
-  measured.latencyUs = std::max(0.1, all[0] / hops);
+  measured.latencyUs = std::max(0.1, all[kRingSmall] / hops);
   // What the large ring spends on its links: total minus latency minus its reductions.
   const double reduceShare = (p - 1.0) / p * n / (in->reduceGBs * 1e3);
-  const double wireUs = std::max(all[1] - all[0] - reduceShare, 0.1 * all[1]);
+  const double wireUs = std::max(all[kRingLarge] - all[kRingSmall] - reduceShare, 0.1 * all[kRingLarge]);
   measured.bandwidthGBs = hops / static_cast<double>(p) * n / wireUs / 1e3;
   if (in->nhosts > 1) {
     // A small ring waits on one hop after another around the ring, and h of every p hops cross hosts:
@@ -218,14 +233,15 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
     const double intraLat = std::min(measured.latencyUs, kDefaultShm.latencyUs);
     const double share = static_cast<double>(in->nhosts) / p;
     in->inter = measured;
-    in->inter.latencyUs = std::max(measured.latencyUs, (all[0] - hops * (1 - share) * intraLat) / (hops * share));
+    in->inter.latencyUs =
+        std::max(measured.latencyUs, (all[kRingSmall] - hops * (1 - share) * intraLat) / (hops * share));
     in->intra = LinkCost{intraLat, in->copyGBs / 2};
   } else {
     in->intra = measured;
   }
   in->smallUs.clear();
-  in->smallUs["ring"] = all[0];
-  for (size_t i = 0; i < smallNames.size(); ++i) in->smallUs[smallNames[i]] = all[8 + i];
+  in->smallUs["ring"] = all[kRingSmall];
+  for (size_t i = 0; i < smallNames.size(); ++i) in->smallUs[smallNames[i]] = all[kFigures + i];
   // rhd (rd) against the model fitted on the ring: the ratio of measured to modelled per-byte time.
   in->recursiveScale = 1.0;
   in->recursiveScaleBytes = 0;
@@ -233,26 +249,26 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   const char* name = GetAlgoInfo(recursive).name;
   const double latency = EstimateUs(name, CollKind::AllReduce, 0, *in);
   auto scaleFor = [&](double measuredUs, double modelledUs) {
-    return std::min(8.0, std::max(0.5, (measuredUs - latency) / (modelledUs - latency)));
+    return ClampScale((measuredUs - latency) / (modelledUs - latency));
   };
   const double modelled = EstimateUs(name, CollKind::AllReduce, kLargeBytes, *in);
   const double modelledMid = EstimateUs(name, CollKind::AllReduce, kMidBytes, *in);
   // In cache: the scale that gives the model's rd the ratio to the ring's that was measured at that size (the ring's
   // link bandwidth is fitted at 1 MiB, so the two are compared, not the rd time against the model's alone).
   const double ringModelledMid = EstimateUs("ring", CollKind::AllReduce, kMidBytes, *in);
-  if (mids && all[5] > 0 && all[6] > 0 && modelledMid > latency) {
-    in->recursiveScaleSmall = scaleFor(all[6] / all[5] * ringModelledMid, modelledMid);
+  if (mids && all[kRingMid] > 0 && all[kRdMid] > 0 && modelledMid > latency) {
+    in->recursiveScaleSmall = scaleFor(all[kRdMid] / all[kRingMid] * ringModelledMid, modelledMid);
     in->recursiveScaleSmallBytes = kMidBytes;
   }
-  if (all[4] > 0 && modelled > latency) in->recursiveScale = scaleFor(all[4], modelled);
+  if (all[kRecursiveLarge] > 0 && modelled > latency) in->recursiveScale = scaleFor(all[kRecursiveLarge], modelled);
   // rd's own 1 MiB scale, as a factor over rhd's (clamped as the scales are).
   in->rdScaleFactor = 1.0;
-  if (rdToo && all[7] > 0) {
+  if (rdToo && all[kRdLarge] > 0) {
     const double rdLatency = EstimateUs("rd", CollKind::AllReduce, 0, *in);
     const double rdModelled = EstimateUs("rd", CollKind::AllReduce, kLargeBytes, *in);  // with rhd's scale
     if (rdModelled > rdLatency) {
-      const double rdScale = in->recursiveScale * (all[7] - rdLatency) / (rdModelled - rdLatency);
-      in->rdScaleFactor = std::min(8.0, std::max(0.5, rdScale)) / in->recursiveScale;
+      const double rdScale = in->recursiveScale * (all[kRdLarge] - rdLatency) / (rdModelled - rdLatency);
+      in->rdScaleFactor = ClampScale(rdScale) / in->recursiveScale;
     }
   }
   // The 1 MiB scale is measured in cache too. On one host memory is the link, and out of cache an exchange's copy
@@ -264,14 +280,14 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
     in->recursiveScaleLarge = std::max(in->recursiveScale, kOutOfCacheRecursiveScale);
   }
   if (report) {
-    report->ringSmallUs = all[0];
+    report->ringSmallUs = all[kRingSmall];
     report->smallBytes = smallBytes;
-    report->ringLargeUs = all[1];
-    report->rhdLargeUs = all[4];
-    report->rdLargeUs = all[7];
+    report->ringLargeUs = all[kRingLarge];
+    report->rhdLargeUs = all[kRecursiveLarge];
+    report->rdLargeUs = all[kRdLarge];
     report->largeBytes = kLargeBytes;
-    report->ringMidUs = all[5];
-    report->rhdMidUs = all[6];
+    report->ringMidUs = all[kRingMid];
+    report->rdMidUs = all[kRdMid];
     report->midBytes = mids ? kMidBytes : 0;
     report->elapsedMs = static_cast<double>(NowNs() - start) / 1e6;
   }

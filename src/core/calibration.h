@@ -30,7 +30,7 @@ struct CalibrationReport {
   double rdLargeUs = 0;    // `largeBytes` rd allreduce, from 3 ranks on one host (else 0)
   uint64_t largeBytes = 0;
   double ringMidUs = 0;  // `midBytes` ring allreduce (two ranks on one host only, else 0)
-  double rhdMidUs = 0;   // `midBytes` rd allreduce
+  double rdMidUs = 0;    // `midBytes` rd allreduce
   uint64_t midBytes = 0;
   double elapsedMs = 0;    // the whole calibration on this rank
 };
