@@ -6,8 +6,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "algorithms/algorithm_table.h"
 #include "algorithms/selector.h"
@@ -80,27 +82,48 @@ std::string SizeName(uint64_t b) {
   return std::to_string(b);
 }
 
-// One row per size (the whole vector, as the cost model counts it), one column per collective.
-void PrintChoices(strata::AlgoSelector& sel, const strata::ForcedAlgos& forced) {
-  const strata::CostInputs& in = sel.inputs();
-  printf("# Cost model: %s\n", strata::DescribeCostInputs(in).c_str());
-  printf("# Algorithm per collective and size (bytes of the whole vector; '!' marks a forced one, as STRATA_ALGO "
-         "or the config field set it)\n");
-  printf("# %8s", "size");
-  for (int k = 0; k < strata::kNumCollKinds; ++k) printf(" %13s", strata::CollKindKey(static_cast<strata::CollKind>(k)));
-  printf("\n");
-  for (uint64_t b = 8; b <= (uint64_t{256} << 20); b *= 4) {
-    printf("  %8s", SizeName(b).c_str());
-    for (int k = 0; k < strata::kNumCollKinds; ++k) {
-      const strata::CollKind kind = static_cast<strata::CollKind>(k);
-      strata::AlgoId id;
-      const bool isForced = forced.get(kind, &id);
-      if (!isForced) id = sel.choose(kind, b);
-      printf(" %12s%c", strata::GetAlgoInfo(id).name, isForced ? '!' : ' ');
-    }
+// How a table cell was decided.
+struct Choice {
+  strata::AlgoId id = strata::AlgoId::Ring;
+  char mark = ' ';  // '!' forced, '*' timed at the size class's first call
+};
+using ChooseFn = std::function<strata::Status(strata::CollKind kind, uint64_t bytes, Choice* out)>;
+
+// The table's sizes (the whole vector, as the cost model counts it).
+std::vector<uint64_t> TableSizes() {
+  std::vector<uint64_t> sizes;
+  for (uint64_t b = 8; b <= (uint64_t{256} << 20); b *= 4) sizes.push_back(b);
+  return sizes;
+}
+
+// One row per size, one column per collective, each cell from `choose`, in the same order on every rank of a job
+// (a timed choice is a collective call); `print` false: decide only.
+bool PrintChoices(const strata::CostInputs& in, const ChooseFn& choose, bool print) {
+  if (print) {
+    printf("# Cost model: %s\n", strata::DescribeCostInputs(in).c_str());
+    printf(
+        "# Algorithm per collective and size (bytes of the whole vector; '!' marks a forced one, as STRATA_ALGO "
+        "or the config field set it; '*' one timed against the model's close candidates, STRATA_TUNE)\n");
+    printf("# %8s", "size");
+    for (int k = 0; k < strata::kNumCollKinds; ++k)
+      printf(" %13s", strata::CollKindKey(static_cast<strata::CollKind>(k)));
     printf("\n");
   }
-  printf("#\n");
+  for (uint64_t b : TableSizes()) {
+    if (print) printf("  %8s", SizeName(b).c_str());
+    for (int k = 0; k < strata::kNumCollKinds; ++k) {
+      Choice c;
+      const strata::Status st = choose(static_cast<strata::CollKind>(k), b, &c);
+      if (!st.ok()) {
+        fprintf(stderr, "strata-info: %s\n", st.message().c_str());
+        return false;
+      }
+      if (print) printf(" %12s%c", strata::GetAlgoInfo(c.id).name, c.mark);
+    }
+    if (print) printf("\n");
+  }
+  if (print) printf("#\n");
+  return true;
 }
 
 // Inside a job (a launcher's environment): the communicator's own selector, calibrated at init;
@@ -138,10 +161,22 @@ int PrintAlgorithms(int ranks, int hosts) {
                more.c_str());
       else
         printf("# Calibration off (STRATA_CALIBRATE=0): link costs from the topology\n");
-      strata::AlgoSelector sel(c.costInputs());
-      PrintChoices(sel, c.settings().forced);
     }
-    return strataCommDestroy(comm) == strataSuccess ? 0 : 1;
+    // Every rank decides every cell in the same order (timing a size class's candidates takes all of them).
+    const bool ok = PrintChoices(
+        c.costInputs(),
+        [&c](strata::CollKind kind, uint64_t bytes, Choice* out) {
+          if (c.settings().forced.get(kind, &out->id)) {
+            out->mark = '!';
+            return strata::Status::Ok();
+          }
+          bool measured = false;
+          STRATA_CHECK(c.chooseAlgorithm(kind, bytes, &out->id, &measured));
+          out->mark = measured ? '*' : ' ';
+          return strata::Status::Ok();
+        },
+        c.rank() == 0);
+    return strataCommDestroy(comm) == strataSuccess && ok ? 0 : 1;
   }
   if (ranks < 1 || hosts < 1 || hosts > ranks) {
     fprintf(stderr, "strata-info: --ranks must be at least 1 and --hosts between 1 and the ranks\n");
@@ -160,7 +195,16 @@ int PrintAlgorithms(int ranks, int hosts) {
     return 2;
   }
   strata::AlgoSelector sel(strata::CostInputsFromGeometry(geo));
-  PrintChoices(sel, settings.forced);
+  PrintChoices(
+      sel.inputs(),
+      [&](strata::CollKind kind, uint64_t bytes, Choice* out) {
+        if (settings.forced.get(kind, &out->id))
+          out->mark = '!';
+        else
+          out->id = sel.choose(kind, bytes);
+        return strata::Status::Ok();
+      },
+      true);
   return 0;
 }
 

@@ -1,5 +1,6 @@
 #include "algorithms/selector.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "exec/host_reduce.h"
@@ -25,6 +26,7 @@ void AlgoSelector::reset(const CostInputs& in) {
   std::lock_guard<std::mutex> lock(mu_);
   in_ = in;
   cache_.clear();
+  measured_.clear();
 }
 
 AlgoId DefaultAlgo(CollKind kind) {
@@ -67,15 +69,87 @@ AlgoId AlgoSelector::evaluate(CollKind kind, uint64_t bytes) const {
   return best;
 }
 
-AlgoId AlgoSelector::choose(CollKind kind, uint64_t bytes) {
+namespace {
+// The power of two a size class is decided at.
+uint64_t ClassBytes(uint64_t bytes) {
   const int cls = SizeClass(bytes);
+  return cls < 0 ? 0 : uint64_t{1} << cls;
+}
+}  // namespace
+
+std::pair<int, int> AlgoSelector::key(CollKind kind, uint64_t bytes) {
+  return std::make_pair(static_cast<int>(kind), SizeClass(bytes));
+}
+
+AlgoId AlgoSelector::choose(CollKind kind, uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
-  const auto key = std::make_pair(static_cast<int>(kind), cls);
-  auto it = cache_.find(key);
+  auto it = cache_.find(key(kind, bytes));
   if (it != cache_.end()) return it->second;
-  const AlgoId id = evaluate(kind, cls < 0 ? 0 : uint64_t{1} << cls);
-  cache_.emplace(key, id);
+  const AlgoId id = evaluate(kind, ClassBytes(bytes));
+  cache_.emplace(key(kind, bytes), id);
   return id;
+}
+
+bool AlgoSelector::known(CollKind kind, uint64_t bytes, AlgoId* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = cache_.find(key(kind, bytes));
+  if (it == cache_.end()) return false;
+  *out = it->second;
+  return true;
+}
+
+std::vector<AlgoId> AlgoSelector::candidates(CollKind kind, uint64_t bytes) const {
+  const uint64_t at = ClassBytes(bytes);
+  const AlgoId pick = evaluate(kind, at);
+  std::vector<AlgoId> out = {pick};
+  const double pickUs = estimateUs(pick, kind, at);
+  // Rooted collectives are not timed: their leaves can run calls ahead of the root through the FIFOs, so a rank's
+  // time per call does not show the collective's.
+  if (kind == CollKind::Broadcast || kind == CollKind::Reduce) return out;
+  if (at < kMeasureMinBytes || pickUs < 0 || pickUs > kMeasureMaxUs) return out;
+  std::vector<std::pair<double, AlgoId>> close;
+  std::vector<AlgoId> windows;
+  for (const AlgoInfo& a : AlgoTable()) {
+    if (!a.implemented || a.id == pick) continue;
+    const double t = estimateUs(a.id, kind, at);
+    if (t < 0) continue;
+    if ((a.id == AlgoId::OneShot || a.id == AlgoId::TwoShot) && at > kWindowAlgoSelectMaxBytes) {
+      // The model prices the window algorithms' copies at the in-cache rate (see evaluate): above
+      // kWindowAlgoSelectMaxBytes its estimates for them are too low to rank, so they are timed wherever they fit.
+      windows.push_back(a.id);
+      continue;
+    }
+    if (t <= pickUs * kMeasureMargin) close.emplace_back(t, a.id);
+  }
+  std::stable_sort(
+      close.begin(), close.end(),
+      [](const std::pair<double, AlgoId>& x, const std::pair<double, AlgoId>& y) { return x.first < y.first; });
+  for (const auto& c : close)
+    if (out.size() < kMeasureMaxCandidates) out.push_back(c.second);
+  out.insert(out.end(), windows.begin(), windows.end());
+  return out;
+}
+
+AlgoId AlgoSelector::settle(CollKind kind, uint64_t bytes, const std::vector<AlgoId>& candidates,
+                            const std::vector<double>& us) {
+  AlgoId best = candidates.empty() ? evaluate(kind, ClassBytes(bytes)) : candidates[0];
+  double bestUs = !us.empty() && us[0] > 0 ? us[0] / kMeasureTie : -1;
+  for (size_t i = 1; i < candidates.size() && i < us.size(); ++i) {
+    if (us[i] <= 0) continue;
+    if (bestUs < 0 || us[i] < bestUs) {
+      best = candidates[i];
+      bestUs = us[i];
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  cache_[key(kind, bytes)] = best;
+  measured_.insert(key(kind, bytes));
+  return best;
+}
+
+bool AlgoSelector::measured(CollKind kind, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return measured_.count(key(kind, bytes)) > 0;
 }
 
 }  // namespace strata

@@ -1,13 +1,17 @@
 // The selector: for a collective and a size, the cheapest implemented algorithm of the table under
 // the cost model, cached per (collective, size class). Every rank builds it from the same inputs, so
-// every rank picks the same algorithm.
+// every rank picks the same algorithm. Where the model's leading algorithms are too close to call, the
+// communicator may time them at the first call of the size class and record the fastest (`candidates`,
+// `settle`): the model's estimates are straight lines where the measured times are not.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "algorithms/algorithm_table.h"
 #include "algorithms/cost_model.h"
@@ -32,12 +36,30 @@ class AlgoSelector {
   // Estimated microseconds of `id` (negative when it does not serve this collective or shape).
   double estimateUs(AlgoId id, CollKind kind, uint64_t bytes) const;
 
+  // The choice already made for the size class of `bytes`, if any (by the model or by a measurement).
+  bool known(CollKind kind, uint64_t bytes, AlgoId* out);
+  // The algorithms worth timing for the size class of `bytes`: the model's choice first, then every other
+  // implemented algorithm whose estimate at the class's power of two is within kMeasureMargin of it, cheapest
+  // first, at most kMeasureMaxCandidates in all, and above kWindowAlgoSelectMaxBytes oneshot and twoshot wherever they
+  // fit (the model cannot rank them there). Only the
+  // model's choice where the class is outside the measured range (below kMeasureMinBytes, or the choice's estimate
+  // above kMeasureMaxUs) and for broadcast and reduce.
+  std::vector<AlgoId> candidates(CollKind kind, uint64_t bytes) const;
+  // Records the fastest of `candidates` by the times measured for them (`us[i]` for `candidates[i]`, the same on
+  // every rank) as the choice of the size class, and returns it. The model's choice (the first) stays unless
+  // another is faster by more than kMeasureTie; a candidate with no time (<= 0) is passed over.
+  AlgoId settle(CollKind kind, uint64_t bytes, const std::vector<AlgoId>& candidates, const std::vector<double>& us);
+  // Whether the size class's choice was made by settle.
+  bool measured(CollKind kind, uint64_t bytes);
+
  private:
   AlgoId evaluate(CollKind kind, uint64_t bytes) const;
+  static std::pair<int, int> key(CollKind kind, uint64_t bytes);
 
   CostInputs in_;
   std::mutex mu_;
   std::map<std::pair<int, int>, AlgoId> cache_;
+  std::set<std::pair<int, int>> measured_;  // the keys of cache_ that settle wrote
 };
 
 // The bytes the cost model counts for a call (see EstimateUs): the whole vector, so that allgather's
@@ -46,6 +68,16 @@ class AlgoSelector {
 constexpr uint64_t kWindowAlgoSelectMaxBytes = 8 << 10;
 
 uint64_t SelectorBytes(const CollDesc& desc, int nranks);
+
+// Measured crossovers: size classes from kMeasureMinBytes whose model choice is estimated at kMeasureMaxUs or less
+// time the algorithms estimated within kMeasureMargin of it at their first call (at most kMeasureMaxCandidates).
+// Below, the calibration's small-call times decide; above, the calls are long and bandwidth-bound, where the model
+// was within 10% of the best forced algorithm on every shape measured (docs/PERFORMANCE.md).
+constexpr uint64_t kMeasureMinBytes = 16 << 10;
+constexpr double kMeasureMaxUs = 1000;
+constexpr double kMeasureMargin = 1.6;
+constexpr size_t kMeasureMaxCandidates = 3;
+constexpr double kMeasureTie = 1.02;
 
 // Up to this size an allreduce runs rd unless another algorithm's estimate is below rd's divided by the margin.
 constexpr uint64_t kSmallAllReduceBytes = 4 << 10;

@@ -33,6 +33,9 @@ void EncodeUniqueId(const UniqueIdData& data, strataUniqueId* id);
 Status DecodeUniqueId(const strataUniqueId& id, UniqueIdData* data);
 void RandomBytes(void* buf, size_t len);
 
+// PeerInfo::selection: the calibration at init, the timing of close candidates at a size class's first call.
+constexpr uint16_t kSelectionCalibrate = 1, kSelectionTune = 2;
+
 // Everything a rank tells the others at init; fixed size on the wire.
 struct PeerInfo {
   char hostId[128];     // groups ranks into hosts (STRATA_HOSTID may override it)
@@ -42,7 +45,7 @@ struct PeerInfo {
   uint64_t pidNamespace;  // with machineId: whether `pid` names a process this rank can watch
   uint32_t ip;  // TCP listener, network order
   uint16_t port;
-  uint16_t calibrate;  // STRATA_CALIBRATE: must agree, since calibration runs collectives at init
+  uint16_t selection;  // kSelection* bits (STRATA_CALIBRATE, STRATA_TUNE): must agree, since both run collectives
   char shmName[64];  // empty when this rank created no segment
   // Geometry; every rank uses rank 0's so that plans and FIFOs agree.
   uint32_t slotBytes, nslots, nchannels, nsocks, directMaxBytes;

@@ -29,6 +29,9 @@ constexpr int kSmallBlock = 2;
 constexpr AlgoId kSmallCandidates[] = {AlgoId::Direct,  AlgoId::Rd,   AlgoId::Tree,      AlgoId::OneShot,
                                        AlgoId::TwoShot, AlgoId::Hier, AlgoId::HierLeader};
 constexpr int kLargeRounds = 3;  // rounds of 1 MiB calls (one timed call per kind) and of 128 KiB calls
+// Rounds of a size class's candidates timed at its first call (TimePlansAlike): more than the calibration's, since
+// their times are close by construction.
+constexpr int kTimedRounds = 5;
 constexpr double kMinScale = 0.5, kMaxScale = 8.0;  // the bounds of a measured per-byte scale
 
 // The figures every rank measures and the ranks take the median of, in the order they are exchanged; the small
@@ -79,6 +82,37 @@ std::vector<double> PerCallUsInterleaved(int rounds, int settle, int block,
     medians[c] = us[c][us[c].size() / 2];
   }
   return medians;
+}
+
+// One out-of-place run of `plan` and one in place (`recv` as both buffers), as one call.
+std::function<Status()> OutAndInPlace(const PlanRunner& run, const Plan& plan, const void* send, void* recv) {
+  return [&run, &plan, send, recv] {
+    Status s = run(plan, send, recv);
+    return s.ok() ? run(plan, recv, recv) : s;
+  };
+}
+
+// Every rank's `mine` in, the median over the ranks of each figure out (an allgather): the same on every rank.
+// (The slowest rank's figure was a poor summary: with more ranks than cores one rank or another is descheduled in
+// almost every measurement, and the maximum took those.)
+Status MedianOverRanks(const PlanGeometry& geo, const PlanRunner& run, const std::vector<double>& mine,
+                       std::vector<double>* all) {
+  const int p = geo.nranks;
+  const size_t nf = mine.size();
+  std::vector<double> gathered(nf * p);
+  all->assign(nf, 0.0);
+  CollDesc d;
+  d.kind = CollKind::AllGather;
+  d.count = nf;
+  d.dtype = strataFloat64;
+  STRATA_CHECK(run(BuildPlanWith(AlgoId::Ring, d, geo), mine.data(), gathered.data()));
+  for (size_t f = 0; f < nf; ++f) {
+    std::vector<double> v(p);
+    for (int r = 0; r < p; ++r) v[r] = gathered[r * nf + f];
+    std::nth_element(v.begin(), v.begin() + (p - 1) / 2, v.end());
+    (*all)[f] = v[(p - 1) / 2];
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -179,20 +213,14 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   std::vector<double> midMedians(2, 0.0);
   if (mids) {
     const Plan mid = planOf(AlgoId::Ring, kMidBytes), rdMid = planOf(AlgoId::Rd, kMidBytes);
-    auto bothOf = [&](const Plan& plan) {
-      return [&run, &plan, &send, &recv] {
-        Status s = run(plan, send.data(), recv.data());
-        return s.ok() ? run(plan, recv.data(), recv.data()) : s;
-      };
-    };
-    midMedians = PerCallUsInterleaved(kLargeRounds, 1, kSmallBlock, {bothOf(mid), bothOf(rdMid)}, &st);
+    midMedians = PerCallUsInterleaved(
+        kLargeRounds, 1, kSmallBlock,
+        {OutAndInPlace(run, mid, send.data(), recv.data()), OutAndInPlace(run, rdMid, send.data(), recv.data())}, &st);
     for (double& us : midMedians) us /= 2;  // per allreduce
   }
   STRATA_CHECK(st);
 
   // Every rank takes the median over the ranks of each figure: the same inputs everywhere, the same choices.
-  // (The slowest rank's figure was a poor summary: with more ranks than cores one rank or another is
-  // descheduled in almost every measurement, and the maximum took those.)
   std::vector<double> mine(kFigures);
   mine[kRingSmall] = smallUs;
   mine[kRingLarge] = largeUs;
@@ -203,19 +231,8 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   mine[kRdMid] = midMedians[1];
   mine[kRdLarge] = rdUs;
   mine.insert(mine.end(), smallTimes.begin(), smallTimes.end());
-  const size_t nf = mine.size();
-  std::vector<double> gathered(nf * p), all(nf);
-  CollDesc d;
-  d.kind = CollKind::AllGather;
-  d.count = nf;
-  d.dtype = strataFloat64;
-  STRATA_CHECK(run(BuildPlanWith(AlgoId::Ring, d, geo), mine.data(), gathered.data()));
-  for (size_t f = 0; f < nf; ++f) {
-    std::vector<double> v(p);
-    for (int r = 0; r < p; ++r) v[r] = gathered[r * nf + f];
-    std::nth_element(v.begin(), v.begin() + (p - 1) / 2, v.end());
-    all[f] = v[(p - 1) / 2];
-  }
+  std::vector<double> all;
+  STRATA_CHECK(MedianOverRanks(geo, run, mine, &all));
 
   const double n = static_cast<double>(kLargeBytes);
   in->reduceGBs = n / std::max(all[kReduce], 1e-3) / 1e3;
@@ -292,6 +309,20 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
     report->elapsedMs = static_cast<double>(NowNs() - start) / 1e6;
   }
   return Status::Ok();
+}
+
+Status TimePlansAlike(const PlanGeometry& geo, const PlanRunner& run, const std::vector<Plan>& plans, const void* send,
+                      void* recv, bool inPlaceToo, std::vector<double>* us) {
+  std::vector<std::function<Status()>> calls;
+  for (const Plan& plan : plans)
+    calls.push_back(inPlaceToo ? OutAndInPlace(run, plan, send, recv)
+                               : std::function<Status()>([&run, &plan, send, recv] { return run(plan, send, recv); }));
+  Status st = Status::Ok();
+  std::vector<double> mine = PerCallUsInterleaved(kTimedRounds, 1, kSmallBlock, calls, &st);
+  STRATA_CHECK(st);
+  if (inPlaceToo)
+    for (double& t : mine) t /= 2;
+  return MedianOverRanks(geo, run, mine, us);
 }
 
 }  // namespace strata

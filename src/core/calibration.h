@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 #include "algorithms/collective.h"
 #include "algorithms/cost_model.h"
@@ -40,5 +41,13 @@ struct CalibrationReport {
 // Between hosts the ring's slowest link is the network; within one host it is shared memory.
 Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostInputs* inout,
                            CalibrationReport* report);
+
+// Each of `plans` (one collective by several algorithms, each plan built for buffers `send` and `recv`) timed the
+// way the calibration times its calls: once each to line the ranks up, then 5 rounds in which each runs a settling
+// call and two timed back to back; with `inPlaceToo` every call is an out-of-place and an in-place run (`recv` as
+// both buffers). `*us` gets each plan's time per run, the median over its rounds and then over the ranks, so that
+// every rank holds the same figures.
+Status TimePlansAlike(const PlanGeometry& geo, const PlanRunner& run, const std::vector<Plan>& plans, const void* send,
+                      void* recv, bool inPlaceToo, std::vector<double>* us);
 
 }  // namespace strata

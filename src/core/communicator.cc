@@ -79,6 +79,7 @@ Status ResolveSettings(const strataConfig_t* config, CommSettings* s) {
   s->socketIfname = ConfigString("STRATA_SOCKET_IFNAME");
   s->checkCalls = ConfigBool("STRATA_CHECK_CALLS");
   s->calibrate = ConfigBool("STRATA_CALIBRATE");
+  s->tune = ConfigBool("STRATA_TUNE");
   std::string algoSpec = ConfigString("STRATA_ALGO");
   s->quant = QuantSpecFromEnvironment();
   s->quantSource = QuantSource::kEnv;
@@ -203,7 +204,7 @@ Status Communicator::init(const UniqueIdData& id, int nranks, int rank, const Co
   me.pid = getpid();
   me.pidNamespace = PidNamespaceId();
   me.checkCalls = settings.checkCalls;
-  me.calibrate = settings.calibrate ? 1 : 0;
+  me.selection = (settings.calibrate ? kSelectionCalibrate : 0) | (settings.tune ? kSelectionTune : 0);
   me.ip = tcp_->listenAddr().ip;
   me.port = tcp_->listenAddr().port;
   me.slotBytes = static_cast<uint32_t>(settings.slotBytes);
@@ -283,12 +284,12 @@ Status Communicator::setupConnections(const std::vector<PeerInfo>& all, uint32_t
   for (int r = 0; r < nranks_; ++r) {
     const PeerInfo& p = all[r];
     STRATA_REQUIRE(p.slotBytes == r0.slotBytes && p.nslots == r0.nslots && p.nchannels == r0.nchannels &&
-                       p.nsocks == r0.nsocks && p.shmDisable == r0.shmDisable && p.checkCalls == r0.checkCalls && p.calibrate == r0.calibrate &&
-                       p.windowBytes == r0.windowBytes,
+                       p.nsocks == r0.nsocks && p.shmDisable == r0.shmDisable && p.checkCalls == r0.checkCalls &&
+                       p.selection == r0.selection && p.windowBytes == r0.windowBytes,
                    strataInvalidUsage,
                    "rank %d has different transport settings than rank 0 (STRATA_SLOT_BYTES, STRATA_NSLOTS, "
-                   "STRATA_NCHANNELS, STRATA_NSOCKS_PERPEER, STRATA_SHM_DISABLE, STRATA_CHECK_CALLS, STRATA_CALIBRATE and "
-                   "STRATA_WINDOW_BYTES must match on every rank)",
+                   "STRATA_NCHANNELS, STRATA_NSOCKS_PERPEER, STRATA_SHM_DISABLE, STRATA_CHECK_CALLS, STRATA_CALIBRATE, "
+                   "STRATA_TUNE and STRATA_WINDOW_BYTES must match on every rank)",
                    r);
   }
   for (int r = 0; r < nranks_; ++r)
@@ -398,12 +399,14 @@ Status Communicator::cachedPlan(const CollDesc& desc, CachedPlan** out) {
                  GetAlgoInfo(forced).name);
     } else {
       const uint64_t bytes = SelectorBytes(desc, nranks_);
-      const AlgoId id = selector_.choose(desc.kind, bytes);
+      AlgoId id;
+      bool measured = false;
+      STRATA_CHECK(chooseAlgorithm(desc.kind, bytes, &id, &measured));
       it = plans_.emplace(key, CachedPlan{BuildPlanWith(id, desc, geo_), nullptr}).first;
-      STRATA_LOG(INFO, TUNING, "%s of %llu elements (%llu B, size class %d): %s (selector picked %s, estimate %.1f us)",
+      STRATA_LOG(INFO, TUNING, "%s of %llu elements (%llu B, size class %d): %s (selector %s %s, estimate %.1f us)",
                  CollKindName(desc.kind), static_cast<unsigned long long>(desc.count),
                  static_cast<unsigned long long>(bytes), SizeClass(bytes), it->second.plan.algorithm.c_str(),
-                 GetAlgoInfo(id).name, selector_.estimateUs(id, desc.kind, bytes));
+                 measured ? "timed" : "picked", GetAlgoInfo(id).name, selector_.estimateUs(id, desc.kind, bytes));
     }
     it->second.run = std::make_unique<PlanRun>(it->second.plan, this);
     Status st = it->second.run->init();
@@ -424,6 +427,62 @@ Status Communicator::runPlan(const Plan& plan, const void* send, void* recv) {
   void* buffers[3] = {const_cast<void*>(send), recv, scratch_.data()};
   run.start(buffers, plan.windowElems ? ++windowEpoch_ : 0);
   return ExecuteRun(run, waitPolicy());
+}
+
+Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out, bool* measured) {
+  if (measured) *measured = false;
+  if (selector_.known(kind, bytes, out)) {
+    if (measured) *measured = selector_.measured(kind, bytes);
+    return Status::Ok();
+  }
+  const std::vector<AlgoId> candidates = selector_.candidates(kind, bytes);
+  if (!settings_.tune || nranks_ < 2 || candidates.size() < 2) {
+    *out = selector_.choose(kind, bytes);
+    return Status::Ok();
+  }
+  // Every candidate runs the class's power of two as float32 sums (root 0), on buffers of its own.
+  CollDesc d;
+  d.kind = kind;
+  d.dtype = strataFloat32;
+  d.op = strataSum;
+  const uint64_t elems = (uint64_t{1} << SizeClass(bytes)) / sizeof(float);
+  const bool perRank = kind == CollKind::AllGather || kind == CollKind::ReduceScatter;
+  d.count = perRank ? std::max<uint64_t>(1, elems / nranks_) : elems;
+  std::vector<float> send(kind == CollKind::ReduceScatter ? d.count * nranks_ : d.count, 1.0f);
+  std::vector<float> recv(kind == CollKind::AllGather ? d.count * nranks_ : d.count);
+  std::vector<Plan> plans;
+  std::vector<AlgoId> timed;
+  for (AlgoId id : candidates) {
+    Plan plan = BuildPlanWith(id, d, geo_);
+    if (plan.algorithm != GetAlgoInfo(id).name) continue;  // a fallback: this shape does not fit it
+    plans.push_back(std::move(plan));
+    timed.push_back(id);
+  }
+  std::vector<double> us;
+  if (timed.size() >= 2) {
+    const uint64_t t0 = NowNs();
+    Status st = TimePlansAlike(
+        geo_, [this](const Plan& plan, const void* s, void* r) { return runPlan(plan, s, r); }, plans, send.data(),
+        recv.data(), !perRank, &us);
+    if (!st.ok()) return MakeError(st.code(), "timing %s algorithms: %s", CollKindName(kind), st.message().c_str());
+    *out = selector_.settle(kind, bytes, timed, us);
+    if (measured) *measured = true;
+    if (LogEnabled(LogLevel::INFO, TUNING)) {
+      std::string times;
+      char buf[64];
+      for (size_t i = 0; i < timed.size(); ++i) {
+        snprintf(buf, sizeof buf, "%s%s %.1f us", i ? ", " : "", GetAlgoInfo(timed[i]).name, us[i]);
+        times += buf;
+      }
+      STRATA_LOG(INFO, TUNING, "%s, size class %d (%llu B): timed %s in %.1f ms: %s (the model's choice %s)",
+                 CollKindName(kind), SizeClass(bytes), static_cast<unsigned long long>(uint64_t{1} << SizeClass(bytes)),
+                 times.c_str(), static_cast<double>(NowNs() - t0) / 1e6, GetAlgoInfo(*out).name,
+                 GetAlgoInfo(candidates[0]).name);
+    }
+    return Status::Ok();
+  }
+  *out = selector_.choose(kind, bytes);
+  return Status::Ok();
 }
 
 Status Communicator::setupSelector() {

@@ -45,6 +45,7 @@ struct CommSettings {
   int yieldUs = 2000;
   bool checkCalls = false;  // STRATA_CHECK_CALLS
   bool calibrate = true;     // STRATA_CALIBRATE
+  bool tune = true;          // STRATA_TUNE: time the model's close candidates at a size class's first call
   std::string name;
   std::string socketIfname;
   ForcedAlgos forced;  // STRATA_ALGO, or the config field `algorithm`
@@ -93,8 +94,12 @@ class Communicator : public ConnectionTable {
   // the calibration measured; the same on every rank.
   const CostInputs& costInputs() const { return selector_.inputs(); }
   const CalibrationReport& calibration() const { return calibration_; }
-  // What the selector picks for `desc` on this communicator (forced algorithms aside).
-  AlgoId selectedAlgorithm(const CollDesc& desc) { return selector_.choose(desc.kind, SelectorBytes(desc, nranks_)); }
+  // The algorithm the selector runs for `kind` on `bytes` (the whole vector: SelectorBytes), forced algorithms
+  // aside: the size class's choice when it has one, else the cost model's, or, where the model's leading
+  // algorithms are close (AlgoSelector::candidates) and STRATA_TUNE is on, the fastest of them timed now by every
+  // rank. So it is a collective call: every rank makes it at the same point, as the collective that asks does.
+  // `*measured` (optional): whether the class's choice was timed.
+  Status chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out, bool* measured = nullptr);
   // The algorithm of the last collective this communicator ran ("" before the first).
   const std::string& lastAlgorithm() const { return lastAlgorithm_; }
   // Descriptors the peer monitor holds: one pidfd per peer process on this machine.

@@ -44,15 +44,22 @@ const std::vector<KnobInfo>& AllKnobs() {
       {"STRATA_CALIBRATE", KnobType::Bool, "1",
        "1: measure link latency and bandwidth with a few small collectives when a communicator is created, for the "
        "algorithm selector's cost model; 0: use the topology's link classes (must agree on every rank)"},
+      {"STRATA_TUNE", KnobType::Bool, "1",
+       "1: where the cost model's leading algorithms for a size class are close (16 KiB up, calls estimated at 1 ms "
+       "or less), time them at the class's first call and keep the fastest; 0: the model decides alone (must agree "
+       "on every rank)"},
       {"STRATA_WINDOW_BYTES", KnobType::Bytes, "1M",
        "each half of a rank's peer-mapped window in its shared-memory segment, for the oneshot and twoshot "
-       "algorithms (buffers up to this size; twoshot allreduce up to half); 0 turns them off; must agree on every rank"},
+       "algorithms (buffers up to this size; twoshot allreduce up to half); 0 turns them off; must agree on every "
+       "rank"},
       {"STRATA_QUANT", KnobType::String, "",
        "quantize every eligible call (sum/avg of fp32, fp16, bf16): format[:block[:scale[:rounding[:seed]]]], "
        "e.g. int8:128 (docs/QUANTIZATION.md)"},
-      {"STRATA_QUANT_MIN_BYTES", KnobType::Bytes, "1M", "calls below this size run exact even when STRATA_QUANT is set"},
+      {"STRATA_QUANT_MIN_BYTES", KnobType::Bytes, "1M",
+       "calls below this size run exact even when STRATA_QUANT is set"},
       {"STRATA_SPIN_US", KnobType::Int, "10", "microseconds a waiting rank spins before it starts yielding the core"},
-      {"STRATA_YIELD_US", KnobType::Int, "2000", "microseconds a waiting rank yields the core (sched_yield) before it sleeps"},
+      {"STRATA_YIELD_US", KnobType::Int, "2000",
+       "microseconds a waiting rank yields the core (sched_yield) before it sleeps"},
       {"STRATA_RANK", KnobType::Int, "-1", "this process's rank (set by stratarun)"},
       {"STRATA_NRANKS", KnobType::Int, "-1", "number of ranks (set by stratarun)"},
       {"STRATA_LOCAL_RANK", KnobType::Int, "-1", "rank among the ranks of this host (set by stratarun)"},

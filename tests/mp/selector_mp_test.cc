@@ -1,7 +1,8 @@
 // The selector on real communicators: every rank calibrates on its own clock, yet all ranks must pick
 // the same algorithm for every call (a disagreement would hang or corrupt the collective). Each rank
 // gathers the name strataCommGetLastAlgorithm reports after every call and compares it with its
-// peers'; the results are checked against values computed here.
+// peers'; the results are checked against values computed here. Where the model's candidates are close, every
+// rank times them at a size class's first call and all must settle on the same one.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -71,13 +72,18 @@ std::string RunAndCheck(strataComm_t comm, int r, int n, int which, size_t count
   return "";
 }
 
-void RunAgreement(bool tcp, int nodes, bool calibrate) {
+// `calibrate`, `tune`: STRATA_CALIBRATE and STRATA_TUNE on every rank. With tuning on (the default), the counts of
+// 5000 floats and more fall in size classes whose close candidates are timed at their first call.
+void RunAgreement(bool tcp, int nodes, bool calibrate, bool tune = true) {
   MpOptions o;
   o.nranks = 4;
   o.tcp = tcp;
   o.nodes = nodes;
   o.timeoutSec = 120;
-  if (!calibrate) o.beforeInit = [](int) { setenv("STRATA_CALIBRATE", "0", 1); };
+  o.beforeInit = [calibrate, tune](int) {
+    setenv("STRATA_CALIBRATE", calibrate ? "1" : "0", 1);
+    setenv("STRATA_TUNE", tune ? "1" : "0", 1);
+  };
   MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
     std::set<std::string> seen;
     for (int which = 0; which < 4; ++which) {
@@ -107,6 +113,21 @@ TEST(SelectorAgreement, SharedMemoryCalibrated) { RunAgreement(false, 1, true); 
 TEST(SelectorAgreement, TcpCalibrated) { RunAgreement(true, 1, true); }
 TEST(SelectorAgreement, TwoHostsCalibrated) { RunAgreement(false, 2, true); }
 TEST(SelectorAgreement, TwoHostsFromTopologyOnly) { RunAgreement(false, 2, false); }
+TEST(SelectorAgreement, SharedMemoryModelOnly) { RunAgreement(false, 1, true, false); }
+
+// Timing candidates runs collectives: a rank that would not time them must not join the others.
+TEST(SelectorAgreement, TuneMustMatchOnEveryRank) {
+  MpOptions o;
+  o.nranks = 3;
+  o.timeoutSec = 60;
+  o.beforeInit = [](int r) { setenv("STRATA_TUNE", r == 1 ? "0" : "1", 1); };
+  MpResult res = RunRanks(o, [](int, int, strataComm_t) -> std::string { return ""; });
+  ASSERT_EQ(res.failures.size(), 3u) << res.summary();
+  for (const std::string& f : res.failures) {
+    EXPECT_NE(f.find("init failed"), std::string::npos) << f;
+    EXPECT_NE(f.find("STRATA_TUNE"), std::string::npos) << f;
+  }
+}
 
 }  // namespace
 }  // namespace test

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 namespace strata {
@@ -38,6 +40,7 @@ AlgoId Cheapest(CollKind kind, uint64_t bytes, const CostInputs& in) {
   double bestUs = -1;
   for (const AlgoInfo& a : AlgoTable()) {
     if (!a.implemented || !AlgoServes(a.id, kind)) continue;
+    if ((a.id == AlgoId::OneShot || a.id == AlgoId::TwoShot) && bytes > 8192) continue;  // offered up to 8 KiB
     const double t = EstimateUs(a.name, kind, bytes, in);
     if (t >= 0 && (bestUs < 0 || t < bestUs)) {
       best = a.id;
@@ -122,6 +125,110 @@ TEST(Selector, ResetForgetsCachedChoices) {
   sel.reset(Shape(2, 4, 0.125));
   EXPECT_EQ(sel.choose(CollKind::AllReduce, 64 << 20), AlgoId::Hier);
   EXPECT_EQ(sel.inputs().inter.bandwidthGBs, 0.125);
+}
+
+// 4 ranks on one host with peer-mapped windows, as the development VM calibrates them: rd and rhd within a few
+// percent of each other from 64 KiB to 1 MiB.
+CostInputs OneHostWindows() {
+  CostInputs in = Shape(1, 4, 0);
+  in.intra = {11.6, 11.4};
+  in.reduceGBs = 40;
+  in.copyGBs = 58;
+  in.peerMapped = true;
+  in.windowBytes = 1 << 20;
+  in.recursiveScale = 1.13;
+  in.recursiveScaleBytes = 1 << 20;
+  in.recursiveScaleLarge = 1.67;
+  in.rdScaleFactor = 0.81;
+  return in;
+}
+
+// The brute-force list: the model's choice, then every other implemented algorithm serving `kind` within the
+// margin of it, by estimate (ties in table order), three at most; oneshot and twoshot beside them above 8 KiB where
+// they fit;
+// rooted collectives never.
+std::vector<AlgoId> CloseByBruteForce(CollKind kind, uint64_t bytes, const CostInputs& in) {
+  const AlgoId pick = Cheapest(kind, bytes, in);
+  const double pickUs = EstimateUs(GetAlgoInfo(pick).name, kind, bytes, in);
+  std::vector<AlgoId> out = {pick};
+  if (bytes < 16384 || pickUs > 1000 || kind == CollKind::Broadcast || kind == CollKind::Reduce) return out;
+  std::vector<std::pair<double, int>> rest;
+  for (const AlgoInfo& a : AlgoTable()) {
+    if (!a.implemented || a.id == pick || !AlgoServes(a.id, kind)) continue;
+    if ((a.id == AlgoId::OneShot || a.id == AlgoId::TwoShot) && bytes > 8192) continue;
+    const double t = EstimateUs(a.name, kind, bytes, in);
+    if (t >= 0 && t <= 1.6 * pickUs) rest.emplace_back(t, static_cast<int>(a.id));
+  }
+  std::sort(rest.begin(), rest.end());
+  for (size_t i = 0; i < rest.size() && out.size() < 3; ++i) out.push_back(static_cast<AlgoId>(rest[i].second));
+  for (AlgoId w : {AlgoId::OneShot, AlgoId::TwoShot})
+    if (bytes > 8192 && AlgoServes(w, kind) && EstimateUs(GetAlgoInfo(w).name, kind, bytes, in) >= 0) out.push_back(w);
+  return out;
+}
+
+TEST(Selector, CandidatesAreTheModelsChoiceAndItsCloseRivals) {
+  for (const CostInputs& in :
+       {Shape(1, 2, 0), Shape(1, 8, 0), Shape(2, 2, 0.125), Shape(4, 1, 1.25), Shape(2, 4, 1.25), OneHostWindows()}) {
+    AlgoSelector sel(in);
+    for (int k = 0; k < kNumCollKinds; ++k) {
+      const CollKind kind = static_cast<CollKind>(k);
+      for (int e = 3; e <= 28; ++e) {
+        const uint64_t bytes = uint64_t{1} << e;
+        const std::vector<AlgoId> got = sel.candidates(kind, bytes + bytes / 5);  // any size of the class
+        EXPECT_EQ(got, CloseByBruteForce(kind, bytes, in))
+            << CollKindName(kind) << " " << bytes << " bytes, " << in.nranks << " ranks on " << in.nhosts << " hosts";
+        EXPECT_EQ(got[0], sel.choose(kind, bytes));
+      }
+    }
+  }
+}
+
+TEST(Selector, CandidatesAtTheRdRhdCrossoverOfFourRanks) {
+  AlgoSelector sel(OneHostWindows());
+  const std::vector<AlgoId> got = sel.candidates(CollKind::AllReduce, 256 << 10);
+  auto has = [&got](AlgoId id) { return std::find(got.begin(), got.end(), id) != got.end(); };
+  EXPECT_TRUE(has(AlgoId::Rd));
+  EXPECT_TRUE(has(AlgoId::Rhd));
+  EXPECT_TRUE(has(AlgoId::TwoShot));  // fits the window (twice 256 KiB within 1 MiB)
+  EXPECT_TRUE(has(AlgoId::OneShot));
+  // Larger than twoshot's half window: oneshot only.
+  const std::vector<AlgoId> big = sel.candidates(CollKind::AllReduce, 1 << 20);
+  EXPECT_EQ(std::find(big.begin(), big.end(), AlgoId::TwoShot), big.end());
+  EXPECT_NE(std::find(big.begin(), big.end(), AlgoId::OneShot), big.end());
+  // Below the measured range and beyond it, the model alone.
+  EXPECT_EQ(sel.candidates(CollKind::AllReduce, 8 << 10).size(), 1u);
+  EXPECT_EQ(sel.candidates(CollKind::AllReduce, 256 << 20).size(), 1u);
+  EXPECT_EQ(sel.candidates(CollKind::AlltoAll, 256 << 10), std::vector<AlgoId>{AlgoId::Pairwise});
+  // Rooted collectives: the model alone (their leaves run ahead of the root through the FIFOs).
+  EXPECT_EQ(sel.candidates(CollKind::Reduce, 256 << 10).size(), 1u);
+  EXPECT_EQ(sel.candidates(CollKind::Broadcast, 256 << 10).size(), 1u);
+}
+
+TEST(Selector, SettleKeepsTheFastestBeyondTheTie) {
+  AlgoSelector sel(OneHostWindows());
+  const uint64_t bytes = 256 << 10;
+  const std::vector<AlgoId> cands = {AlgoId::Rhd, AlgoId::Rd, AlgoId::Ring};
+  // rd 1% faster than the model's rhd: within the tie, rhd stays.
+  EXPECT_EQ(sel.settle(CollKind::AllReduce, bytes, cands, {100.0, 99.0, 140.0}), AlgoId::Rhd);
+  EXPECT_TRUE(sel.measured(CollKind::AllReduce, bytes));
+  // 10% faster: rd, for every size of the class, and the class only.
+  EXPECT_EQ(sel.settle(CollKind::AllReduce, bytes, cands, {100.0, 90.0, 95.0}), AlgoId::Rd);
+  AlgoId known = AlgoId::Chain;
+  EXPECT_TRUE(sel.known(CollKind::AllReduce, bytes + 1000, &known));
+  EXPECT_EQ(known, AlgoId::Rd);
+  EXPECT_EQ(sel.choose(CollKind::AllReduce, bytes - 1000), AlgoId::Rd);
+  EXPECT_FALSE(sel.known(CollKind::AllReduce, bytes * 2, &known));
+  EXPECT_FALSE(sel.known(CollKind::AllGather, bytes, &known));
+  EXPECT_FALSE(sel.measured(CollKind::AllReduce, bytes * 2));
+  // A candidate without a time is passed over, the model's own included.
+  EXPECT_EQ(sel.settle(CollKind::AllReduce, bytes, cands, {0.0, 0.0, 150.0}), AlgoId::Ring);
+  EXPECT_EQ(sel.settle(CollKind::AllReduce, bytes, cands, {100.0, -1.0, 101.0}), AlgoId::Rhd);
+  // The model's choices, cached by choose, are not measured ones; reset forgets both.
+  sel.choose(CollKind::AllReduce, 64 << 20);
+  EXPECT_FALSE(sel.measured(CollKind::AllReduce, 64 << 20));
+  sel.reset(OneHostWindows());
+  EXPECT_FALSE(sel.known(CollKind::AllReduce, bytes, &known));
+  EXPECT_FALSE(sel.measured(CollKind::AllReduce, bytes));
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/algorithm_table.h"
+
 namespace strata {
 namespace {
 
@@ -55,6 +57,48 @@ PlanRunner FakeRunner() {
       BusyUs(55);
     return Status::Ok();
   };
+}
+
+// Candidates timed alike: each plan's time per run, the median over the rounds, then over the ranks. The fake
+// allgather answers as if the other three ranks had measured 2, 3 and 4 times this rank's figures, so the median
+// over the four (the lower middle one) is twice them.
+TEST(Calibration, PlansTimedAlikeGiveTheMedianOverTheRanks) {
+  PlanGeometry geo;
+  geo.nranks = 4;
+  geo.rank = 0;
+  geo.hostOf = {0, 0, 0, 0};
+  CollDesc d;
+  d.kind = CollKind::AllReduce;
+  d.count = 16384;
+  d.dtype = strataFloat32;
+  d.op = strataSum;
+  const std::vector<Plan> plans = {BuildPlanWith(AlgoId::Rd, d, geo), BuildPlanWith(AlgoId::Ring, d, geo)};
+  std::vector<float> send(d.count, 1.0f), recv(d.count);
+  for (bool inPlaceToo : {true, false}) {
+    int inPlace = 0, outOfPlace = 0;
+    PlanRunner run = [&](const Plan& plan, const void* in, void* out) {
+      if (plan.dtype == strataFloat64) {  // the figures' allgather
+        const uint64_t figures = plan.queues[0].steps[0].count;
+        for (int r = 0; r < 4; ++r)
+          for (uint64_t f = 0; f < figures; ++f)
+            static_cast<double*>(out)[figures * r + f] = static_cast<const double*>(in)[f] * (r + 1);
+        return Status::Ok();
+      }
+      ++(in == out ? inPlace : outOfPlace);
+      BusyUs(plan.algorithm == "rd" ? 100 : 300);
+      return Status::Ok();
+    };
+    std::vector<double> us;
+    ASSERT_TRUE(TimePlansAlike(geo, run, plans, send.data(), recv.data(), inPlaceToo, &us).ok());
+    ASSERT_EQ(us.size(), 2u);
+    // Per run (an out-of-place and an in-place run count as two), twice this rank's own figure.
+    EXPECT_GE(us[0], 200.0);
+    EXPECT_LT(us[0], 300.0);
+    EXPECT_GE(us[1], 600.0);
+    EXPECT_LT(us[1], 900.0);
+    EXPECT_GT(outOfPlace, 0);
+    EXPECT_EQ(inPlace, inPlaceToo ? outOfPlace : 0);
+  }
 }
 
 TEST(Calibration, NetworkLatencyIsWhatTheRingSpendsOnItsHopsBetweenHosts) {
