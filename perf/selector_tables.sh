@@ -8,6 +8,9 @@
 #   local2, local4              selector vs every forced algorithm, 8 B - 256 MiB, 2 / 4 ranks, one host
 #   NET-RATE-small, NET-RATE-large  the same over namespaces, NET = 2x2 (2 hosts x 2 ranks) or 4x1,
 #                               RATE = 1gbit or 10gbit; small = 8 B - 1 MiB, large = 4 - 256 MiB (x4)
+#   job-local2, job-local4, job-NET-RATE-small
+#                               the same comparisons made within one job by selector_perf (every algorithm on a
+#                               communicator of its own, block by block), REPS jobs, a table each
 #   hier-2x2, hier-2x4          64 MiB allreduce at 1 Gbit, -A hier against -A ring, 3 interleaved runs
 #   latency                     8 B - 4 KiB at 4 and 8 ranks, selector against forced ring
 #   mpi                         2 ranks, 1 - 256 MiB, strata (selector) beside Open MPI's MPI_Allreduce, both
@@ -48,6 +51,27 @@ for part in "$@"; do
         check "$part" --reps 3 --algos "$algos" --min 4M --factor 4 --iters 3 --warmup 1 "${launch[@]}"
       fi
       bash "$netns" down
+      ;;
+    job-local2 | job-local4 | job-[0-9]x[0-9]-*bit-small)
+      spec=${part#job-}
+      if [[ $spec == local* ]]; then
+        launch=("$bin/stratarun" -n "${spec#local}")
+        flags=(-A "$(sed 's/@[0-9]*[KM]//g' <<< "$one_host")")  # selector_perf finds each one's fallback itself
+      else
+        IFS=- read -r net rate _ <<< "$spec"
+        hosts=${net%x*} per=${net#*x}
+        algos=$multi_host
+        [[ $per == 1 ]] && algos=ring,tree,rd,rhd,direct
+        net_up "$net" "$rate"
+        launch=(bash perf/netns_run.sh "$hosts" "$per")
+        flags=(-A "$(sed 's/@[0-9]*[KM]//g' <<< "$algos")" -e 1M)
+      fi
+      for ((r = 1; r <= ${REPS:-3}; r++)); do
+        echo "== $part job $r $(date +%T)"
+        $quiet "${launch[@]}" "$bin/selector_perf" "${flags[@]}" > "$out/${part}_$r.md"
+        cat "$out/${part}_$r.md"
+      done
+      [[ $spec == local* ]] || bash "$netns" down
       ;;
     hier-2x2 | hier-2x4)
       per=${part#hier-2x}

@@ -1,0 +1,297 @@
+// selector_perf: the selector's allreduce against every algorithm forced, within one job. Each forced algorithm
+// gets a communicator of its own (strataCommSplit with the config field `algorithm`); the launcher's communicator
+// runs the selector's choice. For every size the communicators take turns, a block of back-to-back calls each,
+// the first one moving round by round, so that every algorithm meets the same moments of the machine. (Tables made
+// launch by launch, perf/selector_check.py, compare launches that the 2-core development VM ran at different
+// speeds: the same forced ring at 8-128 MiB came out 10-40% apart from one launch to the next.)
+//
+//   selector_perf [-b MIN] [-e MAX] [-f FACTOR] [-B BUFFER] [-n ROUNDS] [-w WARMUP] [-k BLOCK] [-A ALGOS] [-c 0|1]
+//                 [-T SEC]
+//
+// Per size: each communicator's median time per call over its rounds' blocks, out of place and in place (every
+// block's time the average over the ranks, as nccl-tests reports), the fastest forced algorithm, and the ratio. A
+// forced algorithm that this shape or size does not fit runs its fallback, found in the warm-up calls: its column
+// then shows "-", and it is not timed (the fallback is, under its own name). Calls rotate through buffers of the largest size, as the perf tools'
+// sweeps do. Each size ends with one checked call per communicator (float32 sums of small integers, exact).
+#include <getopt.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/perf_options.h"
+#include "common/strata_call.h"
+#include "strata/strata.h"
+
+namespace strata::perf {
+namespace {
+
+constexpr double kTolerance = 1.10;  // the selector within 10% of the best forced algorithm (issue 3)
+
+struct Options {
+  size_t minBytes = 8, maxBytes = size_t{256} << 20;
+  size_t bufferBytes = 0;  // -B: what calls rotate through (0: the largest size)
+  size_t factor = 2;
+  int rounds = 5, warmup = 3, block = 5, check = 1, timeoutSec = 0;
+  std::vector<std::string> algos = {"ring", "tree", "rd", "rhd", "direct", "oneshot", "twoshot", "hier", "hier_leader"};
+};
+
+void Usage(FILE* out) {
+  std::fprintf(out,
+               "usage: selector_perf [-b MIN] [-e MAX] [-f FACTOR] [-B BUFFER] [-n ROUNDS] [-w WARMUP] [-k BLOCK] "
+               "[-A ALGOS] [-c 0|1] [-T SEC]\n"
+               "  the selector's allreduce (float32 sum) against each algorithm of ALGOS (comma list, default "
+               "ring,tree,rd,rhd,direct,oneshot,twoshot,hier,hier_leader) forced on a communicator of its own, "
+               "block by block in one job\n"
+               "  -b/-e/-f sizes (default 8 to 256M, factor 2); -B the send and receive buffers calls rotate through "
+               "(default: the largest size; -B 256M with -e 512K reads every call's input from cold memory); "
+               "-n rounds per size (5); -w warm-up calls per "
+               "communicator and size (3); -k calls per block from 1 MiB up (5; smaller sizes take up to 100 so "
+               "that a block lasts about as long); -c 0 skips the check; -T the communicators' timeout\n");
+}
+
+bool ParseCount(const char* text, int lo, int hi, int* out) {
+  char* end = nullptr;
+  const long v = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || v < lo || v > hi) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!item.empty()) out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+// 0: run; 1: help printed; 2: bad arguments (printed).
+int ParseOptions(int argc, char** argv, Options* o) {
+  int c;
+  while ((c = getopt(argc, argv, "b:e:f:B:n:w:k:A:c:T:h")) != -1) {
+    bool ok = true;
+    switch (c) {
+      case 'b': ok = ParseSize(optarg, &o->minBytes); break;
+      case 'e': ok = ParseSize(optarg, &o->maxBytes); break;
+      case 'B': ok = ParseSize(optarg, &o->bufferBytes); break;
+      case 'f': {
+        int f = 0;
+        ok = ParseCount(optarg, 2, 1024, &f);
+        o->factor = static_cast<size_t>(f);
+        break;
+      }
+      case 'n': ok = ParseCount(optarg, 1, 100000, &o->rounds); break;
+      case 'w': ok = ParseCount(optarg, 0, 100000, &o->warmup); break;
+      case 'k': ok = ParseCount(optarg, 1, 100000, &o->block); break;
+      case 'c': ok = ParseCount(optarg, 0, 1, &o->check); break;
+      case 'T': ok = ParseCount(optarg, 1, 86400, &o->timeoutSec); break;
+      case 'A':
+        o->algos = SplitList(optarg);
+        ok = !o->algos.empty();
+        break;
+      case 'h': Usage(stdout); return 1;
+      default: ok = false;
+    }
+    if (!ok) {
+      std::fprintf(stderr, "selector_perf: bad value for -%c%s%s\n", c == '?' ? optopt : c, optarg ? ": " : "",
+                   optarg ? optarg : "");
+      Usage(stderr);
+      return 2;
+    }
+  }
+  if (optind < argc || o->minBytes > o->maxBytes || o->maxBytes < sizeof(float)) {
+    std::fprintf(stderr, "selector_perf: bad arguments (sizes: -b at most -e, -e at least 4)\n");
+    Usage(stderr);
+    return 2;
+  }
+  return 0;
+}
+
+double NowUs() {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// What each rank puts in element i: small integers, so that float32 sums of up to 2^16 ranks are exact.
+float Input(int rank, size_t i) { return static_cast<float>((rank * 3 + static_cast<int>(i % 7)) % 11); }
+
+class Session {
+ public:
+  explicit Session(const Options& o) : o_(o) {}
+
+  int run() {
+    strataConfig_t cfg = STRATA_CONFIG_INITIALIZER;
+    if (o_.timeoutSec > 0) cfg.timeoutMs = o_.timeoutSec * 1000;
+    PERF_STRATA_CHECK(nullptr, strataCommInitFromEnv(&base_, o_.timeoutSec > 0 ? &cfg : nullptr));
+    PERF_STRATA_CHECK(base_, strataCommUserRank(base_, &rank_));
+    PERF_STRATA_CHECK(base_, strataCommCount(base_, &nranks_));
+    comms_.push_back(base_);
+    names_.push_back("selector");
+    for (const std::string& a : o_.algos) {
+      const std::string spec = "allreduce:" + a;
+      strataConfig_t forced = cfg;
+      forced.algorithm = spec.c_str();
+      strataComm_t c = nullptr;
+      PERF_STRATA_CHECK(base_, strataCommSplit(base_, 0, rank_, &c, &forced));
+      comms_.push_back(c);
+      names_.push_back(a);
+    }
+    // Buffers of the largest size; smaller calls rotate through them (the perf tools' sweep does the same).
+    send_.assign((std::max(o_.maxBytes, o_.bufferBytes) + 63) / 64 * 16, 0.0f);
+    recv_.assign(send_.size(), 0.0f);
+    if (rank_ == 0) {
+      std::printf("# selector_perf: %d ranks, %zu communicators (the selector's and %zu forced), %d rounds, %d warm-up "
+                  "calls per communicator and size\n",
+                  nranks_, comms_.size(), comms_.size() - 1, o_.rounds, o_.warmup);
+      std::printf("| size | selector (us) | ran | best forced (us) | best | ratio | ring (us) | ring / selector |");
+      for (size_t c = 1; c < comms_.size(); ++c) std::printf(" %s |", names_[c].c_str());
+      std::printf("\n|---|---|---|---|---|---|---|---|");
+      for (size_t c = 1; c < comms_.size(); ++c) std::printf("---|");
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+    int marked = 0, wrong = 0;
+    for (size_t bytes = o_.minBytes; bytes <= o_.maxBytes; bytes *= o_.factor) {
+      if (bytes >= sizeof(float)) measure(bytes, &marked, &wrong);
+      if (bytes == 0) break;
+    }
+    if (rank_ == 0) {
+      std::printf("# sizes over %.2fx the best forced algorithm: %d\n", kTolerance, marked);
+      std::printf("# wrong results: %d\n", wrong);
+    }
+    // Every rank destroys the forced communicators before any leaves (a peer process gone while a communicator of
+    // it still lives here is what a communicator's watchdog reports).
+    for (size_t c = comms_.size(); c-- > 1;) PERF_STRATA_CHECK(comms_[c], strataCommDestroy(comms_[c]));
+    PERF_STRATA_CHECK(base_, strataBarrier(base_));
+    PERF_STRATA_CHECK(nullptr, strataCommDestroy(base_));
+    return wrong ? 1 : 0;
+  }
+
+ private:
+  // One call of `count` floats on communicator c, out of place or in place, at the next rotating slot.
+  void call(size_t c, size_t count, bool inPlace) {
+    const size_t slot = (count + 15) / 16 * 16;  // floats, 64-byte aligned
+    const size_t offset = (calls_++ % (send_.size() / slot)) * slot;
+    float* recv = recv_.data() + offset;
+    const float* send = inPlace ? recv : send_.data() + offset;
+    PERF_STRATA_CHECK(comms_[c], strataAllReduce(send, recv, count, strataFloat32, strataSum, comms_[c], nullptr));
+  }
+
+  // One checked call on c: false when an element differs from the sum of every rank's input.
+  bool checked(size_t c, size_t count) {
+    for (size_t i = 0; i < count; ++i) send_[i] = Input(rank_, i);
+    PERF_STRATA_CHECK(comms_[c], strataAllReduce(send_.data(), recv_.data(), count, strataFloat32, strataSum,
+                                                 comms_[c], nullptr));
+    for (size_t i = 0; i < count; ++i) {
+      double want = 0;
+      for (int r = 0; r < nranks_; ++r) want += Input(r, i);
+      if (recv_[i] != static_cast<float>(want)) {
+        std::fprintf(stderr, "rank %d: %s allreduce of %zu floats: element %zu is %g, expected %g\n", rank_,
+                     names_[c].c_str(), count, i, recv_[i], want);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void measure(size_t bytes, int* marked, int* wrong) {
+    const size_t count = bytes / sizeof(float);
+    const size_t nc = comms_.size();
+    // Blocks of about the same length at every size: at least `block` calls, more below 1 MiB (up to 100).
+    const int k = static_cast<int>(std::min<size_t>(100, std::max<size_t>(o_.block, (size_t{1} << 20) * o_.block /
+                                                                                        std::max<size_t>(bytes, 1) / 8)));
+    std::vector<std::string> ran(nc);
+    for (size_t c = 0; c < nc; ++c) {
+      for (int i = 0; i < o_.warmup; ++i) call(c, count, false);
+      const char* name = nullptr;
+      PERF_STRATA_CHECK(comms_[c], strataCommGetLastAlgorithm(comms_[c], &name));
+      ran[c] = name ? name : "?";
+    }
+    // mine[(c * rounds + r) * 2 + inPlace]: this rank's time per call of the block.
+    std::vector<double> mine(nc * o_.rounds * 2);
+    for (int r = 0; r < o_.rounds; ++r)
+      for (size_t j = 0; j < nc; ++j) {
+        const size_t c = (j + static_cast<size_t>(r)) % nc;
+        if (c > 0 && ran[c] != names_[c]) continue;  // a fallback: not timed (every rank knows it alike)
+        for (int inPlace = 0; inPlace < 2; ++inPlace) {
+          const double t0 = NowUs();
+          for (int i = 0; i < k; ++i) call(c, count, inPlace != 0);
+          mine[(c * o_.rounds + r) * 2 + inPlace] = (NowUs() - t0) / k;
+        }
+      }
+    std::vector<double> all(mine.size() * nranks_);
+    PERF_STRATA_CHECK(base_, strataAllGather(mine.data(), all.data(), mine.size(), strataFloat64, base_, nullptr));
+    std::vector<double> us(nc);
+    for (size_t c = 0; c < nc; ++c) {
+      std::vector<double> blocks;
+      for (int r = 0; r < o_.rounds; ++r)
+        for (int p = 0; p < 2; ++p) {
+          double sum = 0;
+          for (int q = 0; q < nranks_; ++q) sum += all[q * mine.size() + (c * o_.rounds + r) * 2 + p];
+          blocks.push_back(sum / nranks_);
+        }
+      std::sort(blocks.begin(), blocks.end());
+      const size_t m = blocks.size();
+      us[c] = m % 2 ? blocks[m / 2] : (blocks[m / 2 - 1] + blocks[m / 2]) / 2;
+    }
+    int bad = 0;
+    if (o_.check)
+      for (size_t c = 0; c < nc; ++c) bad += checked(c, count) ? 0 : 1;
+    int anyBad = 0;
+    PERF_STRATA_CHECK(base_, strataAllReduce(&bad, &anyBad, 1, strataInt32, strataMax, base_, nullptr));
+    *wrong += anyBad;
+    if (rank_ != 0) return;
+    size_t best = 0;
+    double ringUs = -1;
+    for (size_t c = 1; c < nc; ++c) {
+      if (ran[c] != names_[c]) continue;  // a fallback: timed under its own name
+      if (names_[c] == "ring") ringUs = us[c];
+      if (best == 0 || us[c] < us[best]) best = c;
+    }
+    const double ratio = best ? us[0] / us[best] : 0;
+    const bool over = best && ratio > kTolerance;
+    *marked += over;
+    std::printf("| %zu | %.1f | %s | %.1f | %s | %.2f%s |", bytes, us[0], ran[0].c_str(), best ? us[best] : 0.0,
+                best ? names_[best].c_str() : "-", ratio, over ? " **" : "");
+    if (ringUs > 0)
+      std::printf(" %.1f | %.2f |", ringUs, ringUs / us[0]);
+    else
+      std::printf(" - | - |");
+    for (size_t c = 1; c < nc; ++c) {
+      if (ran[c] == names_[c])
+        std::printf(" %.1f |", us[c]);
+      else
+        std::printf(" - |");
+    }
+    std::printf("%s\n", anyBad ? " WRONG" : "");
+    std::fflush(stdout);
+  }
+
+  const Options& o_;
+  strataComm_t base_ = nullptr;
+  int rank_ = 0, nranks_ = 1;
+  std::vector<strataComm_t> comms_;
+  std::vector<std::string> names_;
+  size_t calls_ = 0;
+  std::vector<float> send_, recv_;
+};
+
+}  // namespace
+}  // namespace strata::perf
+
+int main(int argc, char** argv) {
+  strata::perf::Options o;
+  const int parsed = strata::perf::ParseOptions(argc, argv, &o);
+  if (parsed != 0) return parsed == 1 ? 0 : 2;
+  return strata::perf::Session(o).run();
+}

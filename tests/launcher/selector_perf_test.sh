@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# selector_perf: one job times the selector's allreduce beside every forced algorithm and checks each one's result;
+# an algorithm the shape does not fit (hier on one host) shows "-" and is not timed; bad flags fail with a message.
+#   selector_perf_test.sh BINDIR
+set -euo pipefail
+bin=$1
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# run NODES FLAGS...: the table's rows (4 sizes: 8 B, 256 B, 8 KiB, 256 KiB), checked for a clean run
+run() {
+  local nodes=$1
+  shift
+  local out
+  out=$("$bin/stratarun" -n 4 --nodes "$nodes" --timeout 120 "$bin/selector_perf" -b 8 -e 256K -f 32 -n 2 -w 1 "$@")
+  echo "$out" >&2
+  grep -q "^# wrong results: 0$" <<<"$out" || fail "wrong results or no summary"
+  grep -q "^# sizes over 1.10x the best forced algorithm: [0-9]*$" <<<"$out" || fail "no count of marked sizes"
+  local rows
+  rows=$(grep -cE '^\| [0-9]+ \|' <<<"$out")
+  [[ $rows -eq 4 ]] || fail "$rows rows, expected 4"
+  grep -E '^\| [0-9]+ \|' <<<"$out"
+}
+
+# One host: ring, rd and oneshot timed (numbers), hier a fallback ("-"); the header names them in order.
+rows=$(run 1 -A ring,rd,oneshot,hier)
+awk -F'|' '{
+  for (c = 2; c <= 8; c++) if (c != 4 && c != 6 && $c !~ /^ *[0-9.]+( \*\*)? *$/) { print "FAIL: column " c ": " $0; bad = 1 }
+  if ($10 !~ /^ *[0-9.]+ *$/ || $11 !~ /^ *[0-9.]+ *$/ || $12 !~ /^ *[0-9.]+ *$/) { print "FAIL: a forced column not timed: " $0; bad = 1 }
+  if ($13 !~ /^ *- *$/) { print "FAIL: hier on one host timed: " $0; bad = 1 }
+} END { exit bad }' <<<"$rows" >&2 || exit 1
+
+# Two fake hosts: hier fits and is timed.
+rows=$(run 2 -A ring,hier)
+awk -F'|' '$11 !~ /^ *[0-9.]+ *$/ { print "FAIL: hier on two hosts not timed: " $0; bad = 1 } END { exit bad }' <<<"$rows" >&2 ||
+  exit 1
+
+# Bad flags: exit 2 and a message naming the flag, without starting a communicator.
+set +e
+out=$("$bin/selector_perf" -n 0 2>&1)
+rc=$?
+set -e
+[[ $rc -eq 2 ]] || fail "-n 0: exit $rc, expected 2"
+grep -q "bad value for -n" <<<"$out" || fail "-n 0: message: $out"
+echo "selector_perf_test: ok"
