@@ -68,7 +68,7 @@ std::string DescribeSmallUs(const CostInputs& in);
 std::string DescribeCostInputs(const CostInputs& in);
 
 // rd's and rhd's per-byte scale for a vector of `bytes` (see CostInputs::recursiveScale). On two ranks rhd's halving
-// and doubling steps are the ring's two steps, and the ring's model holds for it unscaled: the scale is rd's there.
+// and doubling steps are the ring's two steps, costed as the ring's plus a copy pass (EstimateUs): the scale is rd's.
 double RecursiveScaleAt(const CostInputs& in, double bytes);
 
 // Estimated time in microseconds of `algorithm` (a name of the algorithm table: ring, tree, rd, rhd,

@@ -45,7 +45,9 @@ Status MakeRoot(const SockAddr& bindAddr, int64_t timeoutMs, UniqueIdData* id) {
   return Status::Ok();
 }
 
-Status GetUniqueId(strataUniqueId* out) {
+// `advertise` (network order; 0: none): the address the id names for the root, which then listens on every
+// interface. A split passes the address its parent's peers already reach this rank at.
+Status GetUniqueId(strataUniqueId* out, uint32_t advertise = 0) {
   STRATA_REQUIRE(out != nullptr, strataInvalidArgument, "unique id pointer is NULL");
   CommSettings settings;
   STRATA_CHECK(ResolveSettings(nullptr, &settings));
@@ -53,7 +55,10 @@ Status GetUniqueId(strataUniqueId* out) {
   // address other hosts can reach.
   uint32_t ip = htonl(INADDR_LOOPBACK);
   SockAddr bindAddr;
-  if (!settings.socketIfname.empty()) {
+  if (advertise != 0) {
+    bindAddr.ip = htonl(INADDR_ANY);
+    ip = advertise;
+  } else if (!settings.socketIfname.empty()) {
     STRATA_CHECK(InterfaceAddress(settings.socketIfname, &ip));
     bindAddr.ip = ip;
   } else {
@@ -135,7 +140,9 @@ Status Split(strataComm_t comm, int color, int key, strataComm_t* newcomm, const
   for (size_t i = 0; i < group.size(); ++i)
     if (group[i].rank == me) newRank = static_cast<int>(i);
   strataUniqueId myId{};
-  if (newRank == 0) STRATA_CHECK(GetUniqueId(&myId));
+  // The new root is reached where this rank's TCP listener is: its parent's peers on other hosts connect there
+  // already (the hostname may resolve to a loopback address, which another host, or network namespace, cannot reach).
+  if (newRank == 0) STRATA_CHECK(GetUniqueId(&myId, c->peers()[me].ip));
   std::vector<strataUniqueId> ids(n);
   ag.count = sizeof(strataUniqueId);
   STRATA_CHECK(c->runCollective(ag, &myId, ids.data()));
