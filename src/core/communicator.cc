@@ -458,30 +458,30 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
     plans.push_back(std::move(plan));
     timed.push_back(id);
   }
-  std::vector<double> us;
-  if (timed.size() >= 2) {
-    const uint64_t t0 = NowNs();
-    Status st = TimePlansAlike(
-        geo_, [this](const Plan& plan, const void* s, void* r) { return runPlan(plan, s, r); }, plans, send.data(),
-        recv.data(), !perRank, &us);
-    if (!st.ok()) return MakeError(st.code(), "timing %s algorithms: %s", CollKindName(kind), st.message().c_str());
-    *out = selector_.settle(kind, bytes, timed, us);
-    if (measured) *measured = true;
-    if (LogEnabled(LogLevel::INFO, TUNING)) {
-      std::string times;
-      char buf[64];
-      for (size_t i = 0; i < timed.size(); ++i) {
-        snprintf(buf, sizeof buf, "%s%s %.1f us", i ? ", " : "", GetAlgoInfo(timed[i]).name, us[i]);
-        times += buf;
-      }
-      STRATA_LOG(INFO, TUNING, "%s, size class %d (%llu B): timed %s in %.1f ms: %s (the model's choice %s)",
-                 CollKindName(kind), SizeClass(bytes), static_cast<unsigned long long>(uint64_t{1} << SizeClass(bytes)),
-                 times.c_str(), static_cast<double>(NowNs() - t0) / 1e6, GetAlgoInfo(*out).name,
-                 GetAlgoInfo(candidates[0]).name);
-    }
+  if (timed.size() < 2) {
+    *out = selector_.choose(kind, bytes);
     return Status::Ok();
   }
-  *out = selector_.choose(kind, bytes);
+  const uint64_t t0 = NowNs();
+  std::vector<double> us;
+  Status st = TimePlansAlike(
+      geo_, [this](const Plan& plan, const void* s, void* r) { return runPlan(plan, s, r); }, plans, send.data(),
+      recv.data(), !perRank, &us);
+  if (!st.ok()) return MakeError(st.code(), "timing %s algorithms: %s", CollKindName(kind), st.message().c_str());
+  *out = selector_.settle(kind, bytes, timed, us);
+  if (measured) *measured = true;
+  if (LogEnabled(LogLevel::INFO, TUNING)) {
+    std::string times;
+    char buf[64];
+    for (size_t i = 0; i < timed.size(); ++i) {
+      snprintf(buf, sizeof buf, "%s%s %.1f us", i ? ", " : "", GetAlgoInfo(timed[i]).name, us[i]);
+      times += buf;
+    }
+    STRATA_LOG(INFO, TUNING, "%s, size class %d (%llu B): timed %s in %.1f ms: %s (the model's choice %s)",
+               CollKindName(kind), SizeClass(bytes), static_cast<unsigned long long>(uint64_t{1} << SizeClass(bytes)),
+               times.c_str(), static_cast<double>(NowNs() - t0) / 1e6, GetAlgoInfo(*out).name,
+               GetAlgoInfo(candidates[0]).name);
+  }
   return Status::Ok();
 }
 
