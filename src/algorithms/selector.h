@@ -41,9 +41,8 @@ class AlgoSelector {
   // The algorithms worth timing for the size class of `bytes`: the model's choice first, then every other
   // implemented algorithm whose estimate at the class's power of two is within kMeasureMargin of it, cheapest
   // first, at most kMeasureMaxCandidates in all, and above kWindowAlgoSelectMaxBytes oneshot and twoshot wherever they
-  // fit (the model cannot rank them there). Only the
-  // model's choice where the class is outside the measured range (below kMeasureMinBytes, or the choice's estimate
-  // above kMeasureMaxUs) and for broadcast and reduce.
+  // fit (the model cannot rank them there). Only the model's choice below kMeasureMinBytes and for broadcast and
+  // reduce. (Whether the candidates' timing fits kMeasureBudgetUs is the caller's to decide.)
   std::vector<AlgoId> candidates(CollKind kind, uint64_t bytes) const;
   // Records the fastest of `candidates` by the times measured for them (`us[i]` for `candidates[i]`, the same on
   // every rank) as the choice of the size class, and returns it. The model's choice (the first) stays unless
@@ -69,12 +68,13 @@ constexpr uint64_t kWindowAlgoSelectMaxBytes = 8 << 10;
 
 uint64_t SelectorBytes(const CollDesc& desc, int nranks);
 
-// Measured crossovers: size classes from kMeasureMinBytes whose model choice is estimated at kMeasureMaxUs or less
-// time the algorithms estimated within kMeasureMargin of it at their first call (at most kMeasureMaxCandidates).
-// Below, the calibration's small-call times decide; above, the calls are long and bandwidth-bound, where the model
-// was within 10% of the best forced algorithm on every shape measured (docs/PERFORMANCE.md).
+// Measured crossovers: size classes from kMeasureMinBytes time the algorithms estimated within kMeasureMargin of the
+// model's choice at their first call (at most kMeasureMaxCandidates), in as many rounds as fit kMeasureBudgetUs by the
+// model's estimates (none when two do not fit). Below, the calibration's small-call times decide; the classes too long
+// to time are bandwidth-bound, where the model was within 10% of the best forced algorithm on every shape measured
+// (docs/PERFORMANCE.md).
 constexpr uint64_t kMeasureMinBytes = 16 << 10;
-constexpr double kMeasureMaxUs = 1000;
+constexpr double kMeasureBudgetUs = 20000;
 constexpr double kMeasureMargin = 1.6;
 constexpr size_t kMeasureMaxCandidates = 3;
 constexpr double kMeasureTie = 1.02;

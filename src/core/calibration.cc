@@ -1,6 +1,7 @@
 #include "core/calibration.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <vector>
 
@@ -29,9 +30,10 @@ constexpr int kSmallBlock = 2;
 constexpr AlgoId kSmallCandidates[] = {AlgoId::Direct,  AlgoId::Rd,   AlgoId::Tree,      AlgoId::OneShot,
                                        AlgoId::TwoShot, AlgoId::Hier, AlgoId::HierLeader};
 constexpr int kLargeRounds = 3;  // rounds of 1 MiB calls (one timed call per kind) and of 128 KiB calls
-// Rounds of a size class's candidates timed at its first call (TimePlansAlike): more than the calibration's, since
-// their times are close by construction.
-constexpr int kTimedRounds = 5;
+// Rounds of a size class's candidates timed at its first call (TimePlansAlike): more than the calibration's where
+// they fit the budget, since the candidates' times are close by construction; fewer than 2 leave no median worth a
+// choice.
+constexpr int kTimedMaxRounds = 5, kTimedMinRounds = 2;
 constexpr double kMinScale = 0.5, kMaxScale = 8.0;  // the bounds of a measured per-byte scale
 
 // The figures every rank measures and the ranks take the median of, in the order they are exchanged; the small
@@ -311,14 +313,23 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   return Status::Ok();
 }
 
+int TimedRoundsWithin(double budgetUs, double usPerRunOfAll, bool inPlaceToo) {
+  // Every plan: one call to line up, then per round a settling call and a block; a call is two runs in place too.
+  const double callUs = usPerRunOfAll * (inPlaceToo ? 2 : 1);
+  if (!(callUs > 0)) return kTimedMaxRounds;
+  const double rounds = std::floor((budgetUs / callUs - 1) / (1 + kSmallBlock));
+  if (rounds < kTimedMinRounds) return 0;
+  return rounds > kTimedMaxRounds ? kTimedMaxRounds : static_cast<int>(rounds);
+}
+
 Status TimePlansAlike(const PlanGeometry& geo, const PlanRunner& run, const std::vector<Plan>& plans, const void* send,
-                      void* recv, bool inPlaceToo, std::vector<double>* us) {
+                      void* recv, bool inPlaceToo, int rounds, std::vector<double>* us) {
   std::vector<std::function<Status()>> calls;
   for (const Plan& plan : plans)
     calls.push_back(inPlaceToo ? OutAndInPlace(run, plan, send, recv)
                                : std::function<Status()>([&run, &plan, send, recv] { return run(plan, send, recv); }));
   Status st = Status::Ok();
-  std::vector<double> mine = PerCallUsInterleaved(kTimedRounds, 1, kSmallBlock, calls, &st);
+  std::vector<double> mine = PerCallUsInterleaved(rounds, 1, kSmallBlock, calls, &st);
   STRATA_CHECK(st);
   if (inPlaceToo)
     for (double& t : mine) t /= 2;

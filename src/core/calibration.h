@@ -42,12 +42,16 @@ struct CalibrationReport {
 Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostInputs* inout,
                            CalibrationReport* report);
 
+// The rounds of TimePlansAlike that fit `budgetUs` when one run of every plan takes `usPerRunOfAll` together: at most
+// 5, and 0 when fewer than 2 fit.
+int TimedRoundsWithin(double budgetUs, double usPerRunOfAll, bool inPlaceToo);
+
 // Each of `plans` (one collective by several algorithms, each plan built for buffers `send` and `recv`) timed the
-// way the calibration times its calls: once each to line the ranks up, then 5 rounds in which each runs a settling
-// call and two timed back to back; with `inPlaceToo` every call is an out-of-place and an in-place run (`recv` as
-// both buffers). `*us` gets each plan's time per run, the median over its rounds and then over the ranks, so that
+// way the calibration times its calls: once each to line the ranks up, then `rounds` rounds in which each runs a
+// settling call and two timed back to back; with `inPlaceToo` every call is an out-of-place and an in-place run (`recv`
+// as both buffers). `*us` gets each plan's time per run, the median over its rounds and then over the ranks, so that
 // every rank holds the same figures.
 Status TimePlansAlike(const PlanGeometry& geo, const PlanRunner& run, const std::vector<Plan>& plans, const void* send,
-                      void* recv, bool inPlaceToo, std::vector<double>* us);
+                      void* recv, bool inPlaceToo, int rounds, std::vector<double>* us);
 
 }  // namespace strata

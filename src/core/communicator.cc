@@ -441,32 +441,35 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
     return Status::Ok();
   }
   // Every candidate runs the class's power of two as float32 sums (root 0), on buffers of its own.
+  const uint64_t at = uint64_t{1} << SizeClass(bytes);
   CollDesc d;
   d.kind = kind;
   d.dtype = strataFloat32;
   d.op = strataSum;
-  const uint64_t elems = (uint64_t{1} << SizeClass(bytes)) / sizeof(float);
   const bool perRank = kind == CollKind::AllGather || kind == CollKind::ReduceScatter;
-  d.count = perRank ? std::max<uint64_t>(1, elems / nranks_) : elems;
-  std::vector<float> send(kind == CollKind::ReduceScatter ? d.count * nranks_ : d.count, 1.0f);
-  std::vector<float> recv(kind == CollKind::AllGather ? d.count * nranks_ : d.count);
+  d.count = perRank ? std::max<uint64_t>(1, at / sizeof(float) / nranks_) : at / sizeof(float);
   std::vector<Plan> plans;
   std::vector<AlgoId> timed;
+  double usPerRunOfAll = 0;  // by the model, each at least the model's choice's (the window algorithms' run low)
   for (AlgoId id : candidates) {
     Plan plan = BuildPlanWith(id, d, geo_);
     if (plan.algorithm != GetAlgoInfo(id).name) continue;  // a fallback: this shape does not fit it
     plans.push_back(std::move(plan));
     timed.push_back(id);
+    usPerRunOfAll += std::max(selector_.estimateUs(id, kind, at), selector_.estimateUs(candidates[0], kind, at));
   }
-  if (timed.size() < 2) {
+  const int rounds = TimedRoundsWithin(kMeasureBudgetUs, usPerRunOfAll, !perRank);
+  if (timed.size() < 2 || rounds == 0) {
     *out = selector_.choose(kind, bytes);
     return Status::Ok();
   }
+  std::vector<float> send(kind == CollKind::ReduceScatter ? d.count * nranks_ : d.count, 1.0f);
+  std::vector<float> recv(kind == CollKind::AllGather ? d.count * nranks_ : d.count);
   const uint64_t t0 = NowNs();
   std::vector<double> us;
   Status st = TimePlansAlike(
       geo_, [this](const Plan& plan, const void* s, void* r) { return runPlan(plan, s, r); }, plans, send.data(),
-      recv.data(), !perRank, &us);
+      recv.data(), !perRank, rounds, &us);
   if (!st.ok()) return MakeError(st.code(), "timing %s algorithms: %s", CollKindName(kind), st.message().c_str());
   *out = selector_.settle(kind, bytes, timed, us);
   if (measured) *measured = true;
@@ -478,9 +481,8 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
       times += buf;
     }
     STRATA_LOG(INFO, TUNING, "%s, size class %d (%llu B): timed %s in %.1f ms: %s (the model's choice %s)",
-               CollKindName(kind), SizeClass(bytes), static_cast<unsigned long long>(uint64_t{1} << SizeClass(bytes)),
-               times.c_str(), static_cast<double>(NowNs() - t0) / 1e6, GetAlgoInfo(*out).name,
-               GetAlgoInfo(candidates[0]).name);
+               CollKindName(kind), SizeClass(bytes), static_cast<unsigned long long>(at), times.c_str(),
+               static_cast<double>(NowNs() - t0) / 1e6, GetAlgoInfo(*out).name, GetAlgoInfo(candidates[0]).name);
   }
   return Status::Ok();
 }

@@ -45,8 +45,9 @@ const std::vector<KnobInfo>& AllKnobs() {
        "1: measure link latency and bandwidth with a few small collectives when a communicator is created, for the "
        "algorithm selector's cost model; 0: use the topology's link classes (must agree on every rank)"},
       {"STRATA_TUNE", KnobType::Bool, "1",
-       "1: where the cost model's leading algorithms for a size class are close (16 KiB up, calls estimated at 1 ms "
-       "or less), time them at the class's first call and keep the fastest; 0: the model decides alone (must agree "
+       "1: where the cost model's leading algorithms for a size class are close (16 KiB up, timing them within 20 "
+       "ms by the model's estimates), time them at the class's first call and keep the fastest; 0: the model decides "
+       "alone (must agree "
        "on every rank)"},
       {"STRATA_WINDOW_BYTES", KnobType::Bytes, "1M",
        "each half of a rank's peer-mapped window in its shared-memory segment, for the oneshot and twoshot "

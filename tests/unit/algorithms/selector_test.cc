@@ -151,7 +151,7 @@ std::vector<AlgoId> CloseByBruteForce(CollKind kind, uint64_t bytes, const CostI
   const AlgoId pick = Cheapest(kind, bytes, in);
   const double pickUs = EstimateUs(GetAlgoInfo(pick).name, kind, bytes, in);
   std::vector<AlgoId> out = {pick};
-  if (bytes < 16384 || pickUs > 1000 || kind == CollKind::Broadcast || kind == CollKind::Reduce) return out;
+  if (bytes < 16384 || pickUs < 0 || kind == CollKind::Broadcast || kind == CollKind::Reduce) return out;
   std::vector<std::pair<double, int>> rest;
   for (const AlgoInfo& a : AlgoTable()) {
     if (!a.implemented || a.id == pick || !AlgoServes(a.id, kind)) continue;
@@ -195,9 +195,8 @@ TEST(Selector, CandidatesAtTheRdRhdCrossoverOfFourRanks) {
   const std::vector<AlgoId> big = sel.candidates(CollKind::AllReduce, 1 << 20);
   EXPECT_EQ(std::find(big.begin(), big.end(), AlgoId::TwoShot), big.end());
   EXPECT_NE(std::find(big.begin(), big.end(), AlgoId::OneShot), big.end());
-  // Below the measured range and beyond it, the model alone.
+  // Below the measured range, the model alone.
   EXPECT_EQ(sel.candidates(CollKind::AllReduce, 8 << 10).size(), 1u);
-  EXPECT_EQ(sel.candidates(CollKind::AllReduce, 256 << 20).size(), 1u);
   EXPECT_EQ(sel.candidates(CollKind::AlltoAll, 256 << 10), std::vector<AlgoId>{AlgoId::Pairwise});
   // Rooted collectives: the model alone (their leaves run ahead of the root through the FIFOs).
   EXPECT_EQ(sel.candidates(CollKind::Reduce, 256 << 10).size(), 1u);

@@ -89,7 +89,7 @@ TEST(Calibration, PlansTimedAlikeGiveTheMedianOverTheRanks) {
       return Status::Ok();
     };
     std::vector<double> us;
-    ASSERT_TRUE(TimePlansAlike(geo, run, plans, send.data(), recv.data(), inPlaceToo, &us).ok());
+    ASSERT_TRUE(TimePlansAlike(geo, run, plans, send.data(), recv.data(), inPlaceToo, 5, &us).ok());
     ASSERT_EQ(us.size(), 2u);
     // Per run (an out-of-place and an in-place run count as two), twice this rank's own figure.
     EXPECT_GE(us[0], 200.0);
@@ -99,6 +99,19 @@ TEST(Calibration, PlansTimedAlikeGiveTheMedianOverTheRanks) {
     EXPECT_GT(outOfPlace, 0);
     EXPECT_EQ(inPlace, inPlaceToo ? outOfPlace : 0);
   }
+}
+
+// The timing's rounds within a budget: each plan takes 1 call to line up and 3 per round (a settling call and a block
+// of two), a call two runs when in place too; at most 5 rounds, none when 2 do not fit.
+TEST(Calibration, TimedRoundsFitTheBudget) {
+  EXPECT_EQ(TimedRoundsWithin(20000, 100, true), 5);    // (20000 / 200 - 1) / 3 = 33
+  EXPECT_EQ(TimedRoundsWithin(20000, 1000, true), 3);   // (10 - 1) / 3
+  EXPECT_EQ(TimedRoundsWithin(20000, 1000, false), 5);  // (20 - 1) / 3 = 6.3
+  EXPECT_EQ(TimedRoundsWithin(20000, 1200, true), 2);   // (8.33 - 1) / 3 = 2.4
+  EXPECT_EQ(TimedRoundsWithin(20000, 1500, true), 0);   // (6.67 - 1) / 3 = 1.9
+  EXPECT_EQ(TimedRoundsWithin(20000, 2000, true), 0);   // (5 - 1) / 3 = 1.3
+  EXPECT_EQ(TimedRoundsWithin(20000, 2000, false), 3);
+  EXPECT_EQ(TimedRoundsWithin(20000, 0, true), 5);
 }
 
 TEST(Calibration, NetworkLatencyIsWhatTheRingSpendsOnItsHopsBetweenHosts) {
