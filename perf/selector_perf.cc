@@ -3,7 +3,8 @@
 // runs the selector's choice. For every size the communicators take turns, a block of back-to-back calls each,
 // the first one moving round by round, so that every algorithm meets the same moments of the machine. (Tables made
 // launch by launch, perf/selector_check.py, compare launches that the 2-core development VM ran at different
-// speeds: the same forced ring at 8-128 MiB came out 10-40% apart from one launch to the next.)
+// speeds: in three such tables on 4 ranks the same forced ring at 8-128 MiB spread 1.05-2.26x between its fastest and
+// slowest launch.)
 //
 //   selector_perf [-b MIN] [-e MAX] [-f FACTOR] [-B BUFFER] [-n ROUNDS] [-w WARMUP] [-k BLOCK] [-A ALGOS] [-c 0|1]
 //                 [-T SEC]
@@ -11,8 +12,9 @@
 // Per size: each communicator's median time per call over its rounds' blocks, out of place and in place (every
 // block's time the average over the ranks, as nccl-tests reports), the fastest forced algorithm, and the ratio. A
 // forced algorithm that this shape or size does not fit runs its fallback, found in the warm-up calls: its column
-// then shows "-", and it is not timed (the fallback is, under its own name). Calls rotate through buffers of the largest size, as the perf tools'
-// sweeps do. Each size ends with one checked call per communicator (float32 sums of small integers, exact).
+// then shows "-", and it is not timed (the fallback is, under its own name). Calls rotate through buffers of the
+// largest size, as the perf tools' sweeps do. Each size ends with one checked call per communicator (float32 sums of
+// small integers, exact).
 #include <getopt.h>
 
 #include <algorithm>

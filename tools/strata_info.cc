@@ -9,7 +9,6 @@
 #include <functional>
 #include <sstream>
 #include <string>
-#include <vector>
 
 #include "algorithms/algorithm_table.h"
 #include "algorithms/selector.h"
@@ -89,13 +88,6 @@ struct Choice {
 };
 using ChooseFn = std::function<strata::Status(strata::CollKind kind, uint64_t bytes, Choice* out)>;
 
-// The table's sizes (the whole vector, as the cost model counts it).
-std::vector<uint64_t> TableSizes() {
-  std::vector<uint64_t> sizes;
-  for (uint64_t b = 8; b <= (uint64_t{256} << 20); b *= 4) sizes.push_back(b);
-  return sizes;
-}
-
 // One row per size, one column per collective, each cell from `choose`, in the same order on every rank of a job
 // (a timed choice is a collective call); `print` false: decide only.
 bool PrintChoices(const strata::CostInputs& in, const ChooseFn& choose, bool print) {
@@ -109,7 +101,7 @@ bool PrintChoices(const strata::CostInputs& in, const ChooseFn& choose, bool pri
       printf(" %13s", strata::CollKindKey(static_cast<strata::CollKind>(k)));
     printf("\n");
   }
-  for (uint64_t b : TableSizes()) {
+  for (uint64_t b = 8; b <= (uint64_t{256} << 20); b *= 4) {  // the whole vector, as the cost model counts it
     if (print) printf("  %8s", SizeName(b).c_str());
     for (int k = 0; k < strata::kNumCollKinds; ++k) {
       Choice c;

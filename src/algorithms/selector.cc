@@ -26,7 +26,6 @@ void AlgoSelector::reset(const CostInputs& in) {
   std::lock_guard<std::mutex> lock(mu_);
   in_ = in;
   cache_.clear();
-  measured_.clear();
 }
 
 AlgoId DefaultAlgo(CollKind kind) {
@@ -84,17 +83,18 @@ std::pair<int, int> AlgoSelector::key(CollKind kind, uint64_t bytes) {
 AlgoId AlgoSelector::choose(CollKind kind, uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = cache_.find(key(kind, bytes));
-  if (it != cache_.end()) return it->second;
+  if (it != cache_.end()) return it->second.id;
   const AlgoId id = evaluate(kind, ClassBytes(bytes));
-  cache_.emplace(key(kind, bytes), id);
+  cache_.emplace(key(kind, bytes), Choice{id, false});
   return id;
 }
 
-bool AlgoSelector::known(CollKind kind, uint64_t bytes, AlgoId* out) {
+bool AlgoSelector::known(CollKind kind, uint64_t bytes, AlgoId* out, bool* measured) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = cache_.find(key(kind, bytes));
   if (it == cache_.end()) return false;
-  *out = it->second;
+  *out = it->second.id;
+  if (measured) *measured = it->second.measured;
   return true;
 }
 
@@ -142,14 +142,14 @@ AlgoId AlgoSelector::settle(CollKind kind, uint64_t bytes, const std::vector<Alg
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
-  cache_[key(kind, bytes)] = best;
-  measured_.insert(key(kind, bytes));
+  cache_[key(kind, bytes)] = Choice{best, true};
   return best;
 }
 
 bool AlgoSelector::measured(CollKind kind, uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return measured_.count(key(kind, bytes)) > 0;
+  AlgoId id;
+  bool m = false;
+  return known(kind, bytes, &id, &m) && m;
 }
 
 }  // namespace strata

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,8 +35,8 @@ class AlgoSelector {
   // Estimated microseconds of `id` (negative when it does not serve this collective or shape).
   double estimateUs(AlgoId id, CollKind kind, uint64_t bytes) const;
 
-  // The choice already made for the size class of `bytes`, if any (by the model or by a measurement).
-  bool known(CollKind kind, uint64_t bytes, AlgoId* out);
+  // The choice already made for the size class of `bytes`, if any, and (`measured`, optional) whether settle made it.
+  bool known(CollKind kind, uint64_t bytes, AlgoId* out, bool* measured = nullptr);
   // The algorithms worth timing for the size class of `bytes`: the model's choice first, then every other
   // implemented algorithm whose estimate at the class's power of two is within kMeasureMargin of it, cheapest
   // first, at most kMeasureMaxCandidates in all, and above kWindowAlgoSelectMaxBytes oneshot and twoshot wherever they
@@ -57,8 +56,11 @@ class AlgoSelector {
 
   CostInputs in_;
   std::mutex mu_;
-  std::map<std::pair<int, int>, AlgoId> cache_;
-  std::set<std::pair<int, int>> measured_;  // the keys of cache_ that settle wrote
+  struct Choice {
+    AlgoId id;
+    bool measured;  // written by settle
+  };
+  std::map<std::pair<int, int>, Choice> cache_;
 };
 
 // The bytes the cost model counts for a call (see EstimateUs): the whole vector, so that allgather's

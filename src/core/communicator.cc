@@ -431,10 +431,7 @@ Status Communicator::runPlan(const Plan& plan, const void* send, void* recv) {
 
 Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out, bool* measured) {
   if (measured) *measured = false;
-  if (selector_.known(kind, bytes, out)) {
-    if (measured) *measured = selector_.measured(kind, bytes);
-    return Status::Ok();
-  }
+  if (selector_.known(kind, bytes, out, measured)) return Status::Ok();
   const std::vector<AlgoId> candidates = selector_.candidates(kind, bytes);
   if (!settings_.tune || nranks_ < 2 || candidates.size() < 2) {
     *out = selector_.choose(kind, bytes);
