@@ -80,6 +80,9 @@ Status ResolveSettings(const strataConfig_t* config, CommSettings* s) {
   s->checkCalls = ConfigBool("STRATA_CHECK_CALLS");
   s->calibrate = ConfigBool("STRATA_CALIBRATE");
   s->tune = ConfigBool("STRATA_TUNE");
+  const std::string stores = ConfigString("STRATA_SLOT_STORES");
+  STRATA_REQUIRE(ParseSlotStores(stores.c_str(), &s->slotStores), strataInvalidArgument,
+                 "STRATA_SLOT_STORES must be auto, cached or streaming (got \"%s\")", stores.c_str());
   std::string algoSpec = ConfigString("STRATA_ALGO");
   s->quant = QuantSpecFromEnvironment();
   s->quantSource = QuantSource::kEnv;
@@ -182,6 +185,7 @@ Status Communicator::init(const UniqueIdData& id, int nranks, int rank, const Co
   rank_ = rank;
   nranks_ = nranks;
   settings_ = settings;
+  slotStores_ = SlotStoreTuner(settings.slotStores);
   memcpy(secret_, id.secret, kSecretBytes);
   LogSetRank(rank, nranks);
   const Deadline deadline = Deadline::After(settings.timeoutMs);
@@ -426,6 +430,7 @@ Status Communicator::runPlan(const Plan& plan, const void* send, void* recv) {
   if (scratch_.size() < scratchBytes) scratch_.resize(scratchBytes);
   void* buffers[3] = {const_cast<void*>(send), recv, scratch_.data()};
   run.start(buffers, plan.windowElems ? ++windowEpoch_ : 0);
+  run.setStreamSlots(slotStores_.current(run.sharedSlotBytes()));
   return ExecuteRun(run, waitPolicy());
 }
 
@@ -521,9 +526,15 @@ Status Communicator::execute(const CollDesc& desc, const void* send, void* recv)
   const size_t scratchBytes = cached->plan.scratchElems * DataTypeSize(desc.dtype);
   if (scratch_.size() < scratchBytes) scratch_.resize(scratchBytes);
   void* buffers[3] = {const_cast<void*>(send), recv, scratch_.data()};
-  cached->run->start(buffers, cached->plan.windowElems ? ++windowEpoch_ : 0);
+  PlanRun& run = *cached->run;
+  run.start(buffers, cached->plan.windowElems ? ++windowEpoch_ : 0);
   lastAlgorithm_ = cached->plan.algorithm;
-  return ExecuteRun(*cached->run, waitPolicy());
+  const uint64_t shared = run.sharedSlotBytes();
+  run.setStreamSlots(slotStores_.begin(shared));
+  const uint64_t t0 = NowNs();
+  Status st = ExecuteRun(run, waitPolicy());
+  if (st.ok()) slotStores_.end(shared, NowNs() - t0);
+  return st;
 }
 
 Status Communicator::executeQuant(const CollDesc& desc, const QuantSpec& spec, const void* send, void* recv) {

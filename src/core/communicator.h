@@ -24,9 +24,10 @@
 #include "exec/plan_run.h"
 #include "exec/quant/quant_plan_run.h"
 #include "exec/quant/quant_spec.h"
+#include "exec/slot_store_tuner.h"
+#include "topology/comm_topology.h"
 #include "transport/connection.h"
 #include "transport/net/tcp/tcp_transport.h"
-#include "topology/comm_topology.h"
 #include "transport/shm/shm_transport.h"
 
 namespace strata {
@@ -46,6 +47,7 @@ struct CommSettings {
   bool checkCalls = false;  // STRATA_CHECK_CALLS
   bool calibrate = true;     // STRATA_CALIBRATE
   bool tune = true;          // STRATA_TUNE: time the model's close candidates at a size class's first call
+  SlotStores slotStores = SlotStores::kAuto;  // STRATA_SLOT_STORES
   std::string name;
   std::string socketIfname;
   ForcedAlgos forced;  // STRATA_ALGO, or the config field `algorithm`
@@ -145,6 +147,7 @@ class Communicator : public ConnectionTable {
   CommTopology topology_;
   AlgoSelector selector_;
   CalibrationReport calibration_;
+  SlotStoreTuner slotStores_;  // how execute() writes shared-memory slots
   std::unique_ptr<ShmTransport> shm_;
   std::unique_ptr<TcpTransport> tcp_;
   bool hasShmPeers_ = false;

@@ -49,6 +49,10 @@ const std::vector<KnobInfo>& AllKnobs() {
        "ms by the model's estimates), time them at the class's first call and keep the fastest; 0: the model decides "
        "alone (must agree "
        "on every rank)"},
+      {"STRATA_SLOT_STORES", KnobType::String, "auto",
+       "how a rank writes the shared-memory slots its peers read: cached (ordinary stores), streaming "
+       "(non-temporal stores, through memory) or auto (per size class from 64 KiB, whichever its calls run faster "
+       "in, tried again now and then; below 64 KiB cached); need not agree between ranks"},
       {"STRATA_WINDOW_BYTES", KnobType::Bytes, "1M",
        "each half of a rank's peer-mapped window in its shared-memory segment, for the oneshot and twoshot "
        "algorithms (buffers up to this size; twoshot allreduce up to half); 0 turns them off; must agree on every "

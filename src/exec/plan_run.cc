@@ -69,6 +69,7 @@ Status PlanRun::init() {
         sc = conns_->sendTo(q.channel, s.sendPeer);
         STRATA_REQUIRE(sc, strataInternalError, "no connection to rank %d on channel %d", s.sendPeer, q.channel);
         if (std::find(sendConns_.begin(), sendConns_.end(), sc) == sendConns_.end()) sendConns_.push_back(sc);
+        if (sc->slotsShared()) sharedSlotBytes_ += s.count * esize_;
       }
       if (s.recvPeer >= 0) {
         rc = conns_->recvFrom(q.channel, s.recvPeer);
@@ -146,22 +147,39 @@ Status PlanRun::advanceQueue(QueueState& q, bool* progressed) {
       if (!outSlot) return Status::Ok();
     }
     const size_t bytes = n * esize_;
+    const auto copyOut = streamOutput_ ? HostCopyStreaming : HostCopy;
+    const bool streamSlot = streamSlots_ && out && out->slotsShared();
+    const auto copySlot = streamSlot ? HostCopyStreaming : HostCopy;
     switch (s.op) {
-      case StepOp::Send: HostCopy(outSlot, at(s.src, q.done), bytes); break;
-      case StepOp::Recv: (streamOutput_ ? HostCopyStreaming : HostCopy)(at(s.dst, q.done), inSlot, bytes); break;
+      case StepOp::Send:
+        copySlot(outSlot, at(s.src, q.done), bytes);
+        break;
+      case StepOp::Recv:
+        copyOut(at(s.dst, q.done), inSlot, bytes);
+        break;
       case StepOp::RecvReduce:
         HostReduce(at(s.dst, q.done), at(s.src, q.done), inSlot, n, plan_.dtype, plan_.op, divisor);
         break;
       case StepOp::RecvReduceSend:
-        HostReduce(outSlot, at(s.src, q.done), inSlot, n, plan_.dtype, plan_.op, divisor);
+        (streamSlot ? HostReduceStreaming : HostReduce)(outSlot, at(s.src, q.done), inSlot, n, plan_.dtype, plan_.op,
+                                                        divisor);
         break;
       case StepOp::RecvReduceCopySend:
+        if (streamSlot) {  // the result's cached copy is the output's, not the slot's
+          char* dst = at(s.dst, q.done);
+          const char* src = at(s.src, q.done);
+          if (dst == src || dst + bytes <= src || src + bytes <= dst) {  // HostReduce's aliasing rule
+            HostReduce(dst, src, inSlot, n, plan_.dtype, plan_.op, divisor);
+            HostCopyStreaming(outSlot, dst, bytes);
+            break;
+          }
+        }
         HostReduce(outSlot, at(s.src, q.done), inSlot, n, plan_.dtype, plan_.op, divisor);
-        (streamOutput_ ? HostCopyStreaming : HostCopy)(at(s.dst, q.done), outSlot, bytes);
+        copyOut(at(s.dst, q.done), outSlot, bytes);
         break;
       case StepOp::RecvCopySend:
-        HostCopy(outSlot, inSlot, bytes);
-        (streamOutput_ ? HostCopyStreaming : HostCopy)(at(s.dst, q.done), inSlot, bytes);
+        copySlot(outSlot, inSlot, bytes);
+        copyOut(at(s.dst, q.done), inSlot, bytes);
         break;
       default: break;
     }

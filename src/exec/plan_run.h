@@ -38,6 +38,10 @@ class PlanRun : public Run {
   std::string blockedOn() const override;
   // The same peers as ranks, ascending and distinct.
   std::vector<int> blockedPeers() const override;
+  // Bytes one run writes into slots that its peers read in place (shared memory): what SlotStoreTuner weighs.
+  uint64_t sharedSlotBytes() const { return sharedSlotBytes_; }
+  // Write those slots with streaming stores, from the next piece on (HostCopyStreaming, HostReduceStreaming).
+  void setStreamSlots(bool on) { streamSlots_ = on; }
 
  private:
   struct QueueState {
@@ -71,6 +75,8 @@ class PlanRun : public Run {
   uint64_t windowEpoch_ = 0;
   // The output is too large to stay in cache: write it with streaming stores (see HostCopyStreaming).
   bool streamOutput_ = false;
+  bool streamSlots_ = false;
+  uint64_t sharedSlotBytes_ = 0;
   bool finished_ = false;
   bool flushed_ = false;
 };

@@ -53,6 +53,9 @@ class SendConnection {
   virtual bool flushed() { return true; }
   // Adds the descriptors to poll while waiting for this connection.
   virtual void addPollFds(std::vector<pollfd>* fds) { (void)fds; }
+  // True when the peer reads the slots where they were written (shared memory): how the writer stores into
+  // them then decides where the reader finds the data (see SlotStoreTuner).
+  virtual bool slotsShared() const { return false; }
 
  private:
   int peer_;

@@ -393,6 +393,10 @@ TEST(BadInit, FromEnvironment) {
     CHILD_EXPECT_FAILS(errs, strataCommInitRank(&c, 1, id, 0), strataInvalidArgument, "STRATA_ALGO",
                        "unknown algorithm 'rabbit'");
     unsetenv("STRATA_ALGO");
+    setenv("STRATA_SLOT_STORES", "fast", 1);
+    CHILD_EXPECT_FAILS(errs, strataCommInitRank(&c, 1, id, 0), strataInvalidArgument, "STRATA_SLOT_STORES", "\"fast\"",
+                       "auto, cached or streaming");
+    unsetenv("STRATA_SLOT_STORES");
     if (c != nullptr) errs += "a failed strataCommInitRank left a communicator\n";
     return errs;
   });

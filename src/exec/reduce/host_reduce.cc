@@ -140,6 +140,22 @@ void HostReduce(void* dst, const void* a, const void* b, size_t count, strataDat
   Kernels().reduce[type][kernel_op](dst, a, b, count, divisor);
 }
 
+void HostReduceStreaming(void* dst, const void* a, const void* b, size_t count, strataDataType_t type, strataRedOp_t op,
+                         int divisor) {
+  if (type < 0 || type >= strataNumTypes) InvalidArgument("data type", type);
+  // Blocks small enough that the reduction's output is still in L1 when it is streamed out.
+  constexpr size_t kBlockBytes = 8192;
+  alignas(64) uint8_t block[kBlockBytes];
+  const size_t esize = DataTypeSize(type), per = kBlockBytes / esize;
+  auto* out = static_cast<uint8_t*>(dst);
+  const auto *x = static_cast<const uint8_t*>(a), *y = static_cast<const uint8_t*>(b);
+  for (size_t i = 0; i < count; i += per) {
+    const size_t n = std::min(per, count - i);
+    HostReduce(block, x + i * esize, y + i * esize, n, type, op, divisor);
+    StreamingCopy(out + i * esize, block, n * esize);
+  }
+}
+
 void HostDivide(void* dst, const void* src, size_t count, strataDataType_t type, int divisor) {
   if (type < 0 || type >= strataNumTypes) InvalidArgument("data type", type);
   if (count == 0) return;

@@ -14,6 +14,7 @@ class ShmSendConnection : public SendConnection {
   size_t slotBytes() const override { return fifo_.slotBytes; }
   void* tryAcquire() override;
   void post(size_t bytes) override;
+  bool slotsShared() const override { return true; }
 
  private:
   SlotFifo fifo_;

@@ -1,0 +1,89 @@
+#include "exec/slot_store_tuner.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/log.h"
+
+namespace strata {
+
+bool ParseSlotStores(const char* text, SlotStores* out) {
+  for (SlotStores s : {SlotStores::kAuto, SlotStores::kCached, SlotStores::kStreaming}) {
+    if (strcmp(text, SlotStoresName(s)) == 0) {
+      *out = s;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* SlotStoresName(SlotStores stores) {
+  switch (stores) {
+    case SlotStores::kCached:
+      return "cached";
+    case SlotStores::kStreaming:
+      return "streaming";
+    case SlotStores::kAuto:
+      break;
+  }
+  return "auto";
+}
+
+int SlotStoreTuner::ClassOf(uint64_t bytes) { return 63 - __builtin_clzll(bytes | 1); }
+
+double SlotStoreTuner::Recent(const Class& c) {
+  if (c.nRecent == 1) return c.recent[0];
+  if (c.nRecent == 2) return std::min(c.recent[0], c.recent[1]);
+  return std::max(std::min(c.recent[0], c.recent[1]), std::min(std::max(c.recent[0], c.recent[1]), c.recent[2]));
+}
+
+bool SlotStoreTuner::begin(uint64_t bytes) {
+  if (policy_ != SlotStores::kAuto) return policy_ == SlotStores::kStreaming;
+  if (bytes < kMinBytes) return false;
+  Class& c = classes_[ClassOf(bytes)];
+  c.trying = ++c.calls > 2 && (!c.triedOther || c.slowed || c.sinceTry >= c.interval);
+  return c.trying != c.streaming;
+}
+
+void SlotStoreTuner::end(uint64_t bytes, uint64_t ns) {
+  if (policy_ != SlotStores::kAuto || bytes < kMinBytes) return;
+  Class& c = classes_[ClassOf(bytes)];
+  if (c.calls == 1) return;
+  const double perByte = static_cast<double>(ns) / static_cast<double>(bytes);
+  if (!c.trying) {
+    std::memmove(c.recent + 1, c.recent, sizeof c.recent - sizeof c.recent[0]);
+    c.recent[0] = perByte;
+    c.nRecent = std::min(c.nRecent + 1, 3);
+    ++c.sinceTry;
+    if (c.chosenAt == 0) c.chosenAt = perByte;
+    c.slowed = c.nRecent >= 2 && std::min(c.recent[0], c.recent[1]) > kSlowdown * c.chosenAt;
+    return;
+  }
+  const double inUse = Recent(c);
+  c.trying = false;
+  c.triedOther = true;
+  c.slowed = false;
+  c.sinceTry = 0;
+  if (perByte * kMargin < inUse) {
+    c.streaming = !c.streaming;
+    c.recent[0] = c.chosenAt = perByte;
+    c.nRecent = 1;
+    c.interval = kFirstInterval;
+    ++switches_;
+    STRATA_LOG(INFO, TUNING, "shared-memory slots of %llu B calls: %s stores now (%.3f ns/B, %s %.3f)",
+               static_cast<unsigned long long>(bytes), c.streaming ? "streaming" : "cached", perByte,
+               c.streaming ? "cached" : "streaming", inUse);
+  } else {
+    c.chosenAt = inUse;
+    c.interval = std::min(2 * c.interval, kMaxInterval);
+  }
+}
+
+bool SlotStoreTuner::current(uint64_t bytes) const {
+  if (policy_ != SlotStores::kAuto) return policy_ == SlotStores::kStreaming;
+  if (bytes < kMinBytes) return false;
+  const auto it = classes_.find(ClassOf(bytes));
+  return it != classes_.end() && it->second.streaming;
+}
+
+}  // namespace strata

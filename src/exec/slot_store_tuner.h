@@ -1,0 +1,71 @@
+// SlotStoreTuner: how a rank writes the shared-memory slots its peers read, chosen call by call.
+//
+// Ordinary stores leave the data in the writer's cache, from where the reader's core fetches it; streaming
+// (non-temporal) stores send it to memory, from where the reader loads it. Which is faster depends on how the
+// machine passes written lines between cores, and on a VM that changes while a job runs: on the 2-vCPU EPYC
+// development VM a two-process FIFO of 8 slots of 128 KiB, passing 8 MiB at a time, moved 30-35 GB/s with
+// ordinary stores and 9-12 with streaming ones for a while, then 7 and 20-21 GB/s for minutes. So the
+// tuner times the calls of each size class in the mode in use, tries the other mode now and then (more
+// rarely while it keeps losing) and at once when the mode in use has slowed down, and keeps the faster.
+//
+// A rank decides alone: the mode changes how the data travels, never what arrives, so ranks need not agree.
+#pragma once
+
+#include <cstdint>
+#include <map>
+
+namespace strata {
+
+enum class SlotStores { kAuto, kCached, kStreaming };
+// "auto", "cached", "streaming" (STRATA_SLOT_STORES); false for anything else.
+bool ParseSlotStores(const char* text, SlotStores* out);
+const char* SlotStoresName(SlotStores stores);
+
+class SlotStoreTuner {
+ public:
+  // Calls writing fewer shared-slot bytes than this always use ordinary stores: latency dominates them.
+  static constexpr uint64_t kMinBytes = uint64_t{64} << 10;
+  // The other mode is tried at a class's second timed call, then again after twice as many timed calls each
+  // time it loses (16, 32, ... up to kMaxInterval); after a switch, first after kFirstInterval.
+  static constexpr int kFirstInterval = 8;
+  static constexpr int kMaxInterval = 256;
+  // The mode in use has slowed down when its recent calls (the faster of the last two) take this much
+  // longer per byte than when it was last chosen: the other mode is tried at the next call.
+  static constexpr double kSlowdown = 1.5;
+  // The other mode must be this much faster than the one in use to replace it.
+  static constexpr double kMargin = 1.1;
+
+  explicit SlotStoreTuner(SlotStores policy = SlotStores::kAuto) : policy_(policy) {}
+
+  // Whether the call about to run, writing `bytes` into shared slots, streams them. Every begin is followed
+  // by one end (or by none when the call failed) before the next begin.
+  bool begin(uint64_t bytes);
+  // That call took `ns` on this rank.
+  void end(uint64_t bytes, uint64_t ns);
+  // The mode in use for `bytes`, without trying anything: for runs timed outside the calls (the selector's).
+  bool current(uint64_t bytes) const;
+  // Times a class changed mode, all classes together.
+  int switches() const { return switches_; }
+
+ private:
+  struct Class {
+    bool streaming = false;        // the mode in use
+    uint64_t calls = 0;            // begun; the first of a class is not timed (page faults, first touches)
+    double recent[3] = {0, 0, 0};  // ns per byte of the mode in use, newest first
+    int nRecent = 0;
+    double chosenAt = 0;  // its figure when it was last chosen or confirmed
+    bool triedOther = false;
+    int sinceTry = 0;
+    int interval = kFirstInterval;
+    bool slowed = false;
+    bool trying = false;  // the call begun last runs the other mode
+  };
+  static int ClassOf(uint64_t bytes);
+  static double Recent(const Class& c);  // median of the last three, the faster of two, or the one
+
+  SlotStores policy_;
+  std::map<int, Class> classes_;
+  int switches_ = 0;
+};
+
+}  // namespace strata

@@ -1,0 +1,158 @@
+// SlotStoreTuner against simulated machines: which mode each call gets, when it tries the other one, and how
+// fast it follows a machine whose faster mode changes.
+#include "exec/slot_store_tuner.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <vector>
+
+namespace strata {
+namespace {
+
+constexpr uint64_t kBytes = uint64_t{8} << 20;
+
+// Runs `calls` calls of `bytes`, each taking timeNs(streaming, call index); returns the modes they ran in.
+std::vector<bool> Drive(SlotStoreTuner& t, int calls, const std::function<uint64_t(bool, int)>& timeNs,
+                        uint64_t bytes = kBytes, int first = 0) {
+  std::vector<bool> modes;
+  for (int i = first; i < first + calls; ++i) {
+    const bool streaming = t.begin(bytes);
+    modes.push_back(streaming);
+    t.end(bytes, timeNs(streaming, i));
+  }
+  return modes;
+}
+
+std::vector<int> StreamingCalls(const std::vector<bool>& modes, int first = 0) {
+  std::vector<int> at;
+  for (size_t i = 0; i < modes.size(); ++i)
+    if (modes[i]) at.push_back(first + static_cast<int>(i));
+  return at;
+}
+
+uint64_t CachedFaster(bool streaming, int) { return streaming ? 3000000 : 1000000; }
+uint64_t StreamingFaster(bool streaming, int) { return streaming ? 1000000 : 3000000; }
+
+TEST(ParseSlotStores, Names) {
+  SlotStores s = SlotStores::kAuto;
+  ASSERT_TRUE(ParseSlotStores("streaming", &s));
+  EXPECT_EQ(s, SlotStores::kStreaming);
+  ASSERT_TRUE(ParseSlotStores("cached", &s));
+  EXPECT_EQ(s, SlotStores::kCached);
+  ASSERT_TRUE(ParseSlotStores("auto", &s));
+  EXPECT_EQ(s, SlotStores::kAuto);
+  for (const char* bad : {"", "Auto", "stream", "auto ", "1"}) EXPECT_FALSE(ParseSlotStores(bad, &s)) << bad;
+  for (SlotStores x : {SlotStores::kAuto, SlotStores::kCached, SlotStores::kStreaming}) {
+    ASSERT_TRUE(ParseSlotStores(SlotStoresName(x), &s));
+    EXPECT_EQ(s, x);
+  }
+}
+
+TEST(SlotStoreTuner, ForcedPoliciesHoldAtEverySize) {
+  SlotStoreTuner streaming(SlotStores::kStreaming), cached(SlotStores::kCached);
+  for (uint64_t bytes : {uint64_t{0}, uint64_t{64}, kBytes}) {
+    EXPECT_EQ(StreamingCalls(Drive(streaming, 20, CachedFaster, bytes)).size(), 20u) << bytes;
+    EXPECT_TRUE(StreamingCalls(Drive(cached, 20, StreamingFaster, bytes)).empty()) << bytes;
+    EXPECT_TRUE(streaming.current(bytes));
+    EXPECT_FALSE(cached.current(bytes));
+  }
+}
+
+TEST(SlotStoreTuner, SmallCallsAreNeverTried) {
+  SlotStoreTuner t;
+  EXPECT_TRUE(StreamingCalls(Drive(t, 50, StreamingFaster, SlotStoreTuner::kMinBytes - 1)).empty());
+  EXPECT_FALSE(t.current(SlotStoreTuner::kMinBytes - 1));
+  EXPECT_EQ(t.switches(), 0);
+}
+
+// Cached stays; streaming is tried at the third call (the first is not timed, the second times cached), then
+// after 16 timed calls, 32, ... up to 256 between tries.
+TEST(SlotStoreTuner, KeepsTheFasterAndTriesTheOtherLessAndLessOften) {
+  SlotStoreTuner t;
+  const std::vector<int> tries = StreamingCalls(Drive(t, 1200, CachedFaster));
+  std::vector<int> want;
+  int at = 2, interval = 2 * SlotStoreTuner::kFirstInterval;
+  while (at < 1200) {
+    want.push_back(at);
+    at += interval + 1;
+    interval = std::min(2 * interval, SlotStoreTuner::kMaxInterval);
+  }
+  EXPECT_EQ(tries, want);
+  EXPECT_EQ(t.switches(), 0);
+  EXPECT_FALSE(t.current(kBytes));
+}
+
+TEST(SlotStoreTuner, SwitchesAtItsFirstTryWhenTheOtherIsFaster) {
+  SlotStoreTuner t;
+  const std::vector<bool> modes = Drive(t, 40, StreamingFaster);
+  EXPECT_FALSE(modes[0]);
+  EXPECT_FALSE(modes[1]);
+  // Cached is tried again kFirstInterval timed calls after the switch, then twice as many after that.
+  const int again = 2 + SlotStoreTuner::kFirstInterval + 1, later = again + 2 * SlotStoreTuner::kFirstInterval + 1;
+  for (int i = 2; i < 40; ++i) EXPECT_EQ(modes[i], i != again && i != later) << i;
+  EXPECT_EQ(t.switches(), 1);
+  EXPECT_TRUE(t.current(kBytes));
+  EXPECT_TRUE(t.current(kBytes + 1));  // the same size class
+  EXPECT_FALSE(t.current(kBytes * 2));
+}
+
+TEST(SlotStoreTuner, AWinUnderTheMarginIsNoSwitch) {
+  SlotStoreTuner t;
+  Drive(t, 100, [](bool streaming, int) -> uint64_t { return streaming ? 950000 : 1000000; });
+  EXPECT_EQ(t.switches(), 0);
+}
+
+// The machine turns: cached stores become 4x slower (streaming ones unchanged). The faster of two consecutive
+// calls being 1.5x slower than when cached was chosen makes the next call try streaming, which wins.
+TEST(SlotStoreTuner, FollowsTheMachineWhenTheModeInUseSlowsDown) {
+  SlotStoreTuner t;
+  const auto machine = [](bool streaming, int i) -> uint64_t {
+    if (streaming) return 2000000;
+    return i < 600 ? 1000000 : 4000000;
+  };
+  Drive(t, 600, machine);
+  ASSERT_FALSE(t.current(kBytes));
+  const std::vector<bool> after = Drive(t, 10, machine, kBytes, 600);
+  EXPECT_FALSE(after[0]);
+  EXPECT_FALSE(after[1]);
+  EXPECT_TRUE(after[2]) << "the slowdown should have been tried at once";
+  EXPECT_TRUE(t.current(kBytes));
+  EXPECT_EQ(t.switches(), 1);
+}
+
+// One slow call alone (a preemption) is no slowdown: no try before the interval's.
+TEST(SlotStoreTuner, OneSlowCallTriesNothing) {
+  SlotStoreTuner t;
+  Drive(t, 520, CachedFaster);  // the tries: calls 2, 19, 52, 117, 246, 503, then 760
+  const std::vector<bool> next = Drive(
+      t, 60, [](bool streaming, int i) -> uint64_t { return streaming  ? 3000000
+                                                            : i == 520 ? 9000000
+                                                                       : 1000000; },
+      kBytes, 520);
+  EXPECT_TRUE(StreamingCalls(next).empty());
+}
+
+// Both modes change with the machine, as on the development VM: the tuner follows each turn within a few calls.
+TEST(SlotStoreTuner, FollowsABimodalMachineBothWays) {
+  SlotStoreTuner t;
+  // Calls 0-299 and 600-899: cached 1 ms, streaming 2.5 ms; 300-599: cached 4 ms, streaming 1.2 ms.
+  const auto machine = [](bool streaming, int i) -> uint64_t {
+    const bool slow = (i / 300) % 2 == 1;
+    if (streaming) return slow ? 1200000 : 2500000;
+    return slow ? 4000000 : 1000000;
+  };
+  const std::vector<bool> modes = Drive(t, 900, machine);
+  for (int turn : {300, 600}) {
+    const bool want = turn == 300;
+    int settled = -1;
+    for (int i = turn; i < turn + 20 && settled < 0; ++i)
+      if (modes[i] == want && modes[i + 1] == want && modes[i + 2] == want) settled = i;
+    EXPECT_GE(settled, 0) << "turn at call " << turn;
+    EXPECT_LE(settled, turn + 4) << "turn at call " << turn;
+  }
+  EXPECT_EQ(t.switches(), 2);
+}
+
+}  // namespace
+}  // namespace strata
