@@ -23,3 +23,10 @@ net_up() {  # net_up HOSTSxRANKS RATE: 2 hosts joined directly, more on a bridge
   local hosts=${1%x*}
   if [[ $hosts == 2 ]]; then bash "$netns" up 2 --direct --rate "$2"; else bash "$netns" up "$hosts" --rate "$2"; fi
 }
+
+ompi_setup() {  # builds ../shared/bench's MPI_Allreduce tool; sets mpirun (2 ranks over shared memory, vader)
+  mkdir -p /tmp/strata-bench
+  mpicc -O2 -o /tmp/strata-bench/mpi_allreduce_perf ../shared/bench/mpi_allreduce_perf.c
+  mpirun=(mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca oob_tcp_if_include lo
+          --mca btl_tcp_if_include lo -np 2)
+}

@@ -15,6 +15,8 @@
 #   latency                     8 B - 4 KiB at 4 and 8 ranks, selector against forced ring
 #   mpi                         2 ranks, 1 - 256 MiB, strata (selector) beside Open MPI's MPI_Allreduce, both
 #                               reusing one buffer per size
+#   mpi-stores                  the same with STRATA_SLOT_STORES cached, streaming and auto, REPS rounds, a table
+#                               each
 #   calibration                 the "calibration took" line at 2, 4 and 8 ranks, 5 runs each
 #
 # REPS (default 3) sets the runs of the local and small-size parts (the small-message figures of 4 ranks
@@ -92,10 +94,7 @@ for part in "$@"; do
       done
       ;;
     mpi)
-      mkdir -p /tmp/strata-bench
-      mpicc -O2 -o /tmp/strata-bench/mpi_allreduce_perf ../shared/bench/mpi_allreduce_perf.c
-      mpirun=(mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca oob_tcp_if_include lo
-              --mca btl_tcp_if_include lo -np 2)
+      ompi_setup
       for r in 1 2 3; do
         echo "== mpi run $r $(date +%T)"
         # One size per run, so that every call reuses one buffer as Open MPI's tool does (a sweep rotates
@@ -108,6 +107,29 @@ for part in "$@"; do
       done
       python3 perf/summarize_tables.py --factor 1 --sizes 1M,2M,4M,8M,16M,32M,64M,128M,256M \
         "strata=$out/mpi_strata_[0-9]*.txt" "openmpi=$out/mpi_ompi_[0-9]*.txt" | tee "$out/mpi.md"
+      ;;
+    mpi-stores)
+      # The same comparison with each STRATA_SLOT_STORES mode, the four tools one after another at every size,
+      # REPS rounds: the VM turns between states in which ordinary or streaming slot stores run faster, and the
+      # forced modes' columns show which state each row ran in.
+      ompi_setup
+      sizes=(1M 2M 4M 8M 16M 32M 64M 128M 256M)
+      for r in $(seq "${REPS:-3}"); do
+        echo "== mpi-stores round $r $(date +%T)"
+        for tool in cached streaming auto openmpi; do : > "$out/stores_${tool}_$r.txt"; done
+        for s in "${sizes[@]}"; do
+          for mode in cached streaming auto; do
+            $quiet env STRATA_SLOT_STORES=$mode "$bin/stratarun" -n 2 "$bin/all_reduce_perf" -b "$s" -e "$s" -n 20 \
+              -w 3 >> "$out/stores_${mode}_$r.txt"
+          done
+          bytes=$(numfmt --from=iec "$s")
+          $quiet "${mpirun[@]}" /tmp/strata-bench/mpi_allreduce_perf -b "$bytes" -e "$bytes" \
+            >> "$out/stores_openmpi_$r.txt" 2>&1
+        done
+        python3 perf/summarize_tables.py --factor 1 --sizes "$(IFS=,; echo "${sizes[*]}")" \
+          "cached=$out/stores_cached_$r.txt" "streaming=$out/stores_streaming_$r.txt" "auto=$out/stores_auto_$r.txt" \
+          "openmpi=$out/stores_openmpi_$r.txt" | tee "$out/stores_$r.md"
+      done
       ;;
     calibration)
       for r in 1 2 3 4 5; do

@@ -67,7 +67,7 @@ TEST(SlotStoreTuner, SmallCallsAreNeverTried) {
 }
 
 // Cached stays; streaming is tried at the third call (the first is not timed, the second times cached), then
-// after 16 timed calls, 32, ... up to 256 between tries.
+// after 32 timed calls, 64, ... up to 256 between tries.
 TEST(SlotStoreTuner, KeepsTheFasterAndTriesTheOtherLessAndLessOften) {
   SlotStoreTuner t;
   const std::vector<int> tries = StreamingCalls(Drive(t, 1200, CachedFaster));
@@ -124,7 +124,7 @@ TEST(SlotStoreTuner, FollowsTheMachineWhenTheModeInUseSlowsDown) {
 // One slow call alone (a preemption) is no slowdown: no try before the interval's.
 TEST(SlotStoreTuner, OneSlowCallTriesNothing) {
   SlotStoreTuner t;
-  Drive(t, 520, CachedFaster);  // the tries: calls 2, 19, 52, 117, 246, 503, then 760
+  Drive(t, 520, CachedFaster);  // the tries: calls 2, 35, 100, 229, 486, then 743
   const std::vector<bool> next = Drive(
       t, 60, [](bool streaming, int i) -> uint64_t { return streaming  ? 3000000
                                                             : i == 520 ? 9000000
