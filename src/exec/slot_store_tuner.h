@@ -26,10 +26,11 @@ class SlotStoreTuner {
   // Calls writing fewer shared-slot bytes than this always use ordinary stores: latency dominates them.
   static constexpr uint64_t kMinBytes = uint64_t{64} << 10;
   // The other mode is tried at a class's second timed call, then again after twice as many timed calls each
-  // time it loses (32, 64, ... up to kMaxInterval); after a switch, first after kFirstInterval. Each try of the
-  // slower mode costs a call at its speed (2-2.6x slower on the VM), so tries are rare: a switch made on a noisy
-  // sample is undone sooner by the slowdown check below.
-  static constexpr int kFirstInterval = 16;
+  // time it loses (128, then kMaxInterval); after a switch, first after kFirstInterval. Each try of the slower
+  // mode costs a call at its speed (2-3x slower on the VM: one such call among 20 added 10% to a benchmark's
+  // average), so the periodic tries are rare and the turns of the machine are caught by the slowdown check
+  // below; it also undoes a switch made on a lucky sample.
+  static constexpr int kFirstInterval = 64;
   static constexpr int kMaxInterval = 256;
   // The mode in use has slowed down when its recent calls (the faster of the last two) take this much
   // longer per byte than when it was last chosen: the other mode is tried at the next call.
