@@ -4,6 +4,7 @@
 #   bin     BIN, default build/bin: where the tools are (point it and LD_LIBRARY_PATH at a copy of the build)
 #   quiet   QUIET, default quietrun when it exists; QUIET= (empty) runs commands bare, e.g. inside one quietrun
 #   netns   ../shared/bench/netns.sh
+# and the functions check, net_up and ompi_setup (below).
 out=$1
 bin=${BIN:-build/bin}
 quiet=${QUIET-$(command -v quietrun || true)}
