@@ -57,6 +57,10 @@ void SlotStoreTuner::end(uint64_t bytes, uint64_t ns) {
     ++c.sinceTry;
     if (c.chosenAt == 0) c.chosenAt = perByte;
     c.slowed = c.nRecent >= 2 && std::min(c.recent[0], c.recent[1]) > kSlowdown * c.chosenAt;
+    if (c.slowed)
+      STRATA_LOG(TRACE, TUNING, "shared-memory slots of %llu B calls: %s stores slowed to %.3f ns/B from %.3f",
+                 static_cast<unsigned long long>(bytes), c.streaming ? "streaming" : "cached",
+                 std::min(c.recent[0], c.recent[1]), c.chosenAt);
     return;
   }
   const double inUse = Recent(c);
@@ -76,6 +80,9 @@ void SlotStoreTuner::end(uint64_t bytes, uint64_t ns) {
   } else {
     c.chosenAt = inUse;
     c.interval = std::min(2 * c.interval, kMaxInterval);
+    STRATA_LOG(TRACE, TUNING, "shared-memory slots of %llu B calls: %s stores kept (%.3f ns/B, %s tried at %.3f)",
+               static_cast<unsigned long long>(bytes), c.streaming ? "streaming" : "cached", inUse,
+               c.streaming ? "cached" : "streaming", perByte);
   }
 }
 
