@@ -23,6 +23,8 @@ constexpr uint64_t kLocalBytes = 1 << 20;
 // rd's time at 64-256 KiB while the VM was fast, 0.94-1.06x while it was 3.5x slower).
 constexpr uint64_t kMidBytes = 128 << 10;
 constexpr double kOutOfCacheRecursiveScale = 5.0 / 3.0;
+// Between hosts, from 8 MiB on: rhd's per-byte time is the ring's, a hair over (see below).
+constexpr double kInterHostRecursiveScale = 1.02;
 // Small calls: rounds in which every kind runs one untimed call, then two timed back to back as one block.
 constexpr int kSmallRounds = 6;
 constexpr int kSmallBlock = 2;
@@ -290,14 +292,17 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
       in->rdScaleFactor = ClampScale(rdScale) / in->recursiveScale;
     }
   }
-  // The 1 MiB scale is measured in cache too. On one host memory is the link, and out of cache an exchange's copy
-  // pass and reduce pass (1 read + 1 write, then 2 reads + 1 write) move 5/3 of the ring's fused pass (2 reads +
-  // 1 write); between hosts the network hides that.
-  in->recursiveScaleLarge = in->recursiveScale;
-  if (in->nhosts == 1) {
-    in->recursiveScaleBytes = kLargeBytes;
-    in->recursiveScaleLarge = std::max(in->recursiveScale, kOutOfCacheRecursiveScale);
-  }
+  // The 1 MiB scale holds at 1 MiB only; from 8x that size on (moving with log2 of the size in between):
+  // - On one host it is measured in cache. Memory is the link, and out of cache an exchange's copy pass and reduce
+  //   pass (1 read + 1 write, then 2 reads + 1 write) move 5/3 of the ring's fused pass (2 reads + 1 write).
+  // - Between hosts both send the same bytes over the same links, but the 1 MiB time also holds what the model gets
+  //   wrong about the ring's 2(n-1) hops against rhd's 2 log2(n): 4 hosts at 10 Gbit/s measured rhd's scale at 0.72
+  //   there, and the selector ran rhd at 4-256 MiB where its median time was 1.03-1.11x the ring's (1.00-1.01x at
+  //   1 Gbit/s; docs/PERFORMANCE.md, "Slot stores", the large network sizes). The ring pipelines across its steps
+  //   where rhd waits for each partner: a scale a hair over 1 lets the ring have the ties.
+  in->recursiveScaleBytes = kLargeBytes;
+  in->recursiveScaleLarge =
+      std::max(in->recursiveScale, in->nhosts == 1 ? kOutOfCacheRecursiveScale : kInterHostRecursiveScale);
   if (report) {
     report->ringSmallUs = all[kRingSmall];
     report->smallBytes = smallBytes;

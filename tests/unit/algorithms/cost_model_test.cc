@@ -142,6 +142,22 @@ TEST(CostModel, RecursiveScaleMovesToItsOutOfCacheValue) {
   EXPECT_DOUBLE_EQ(RecursiveScaleAt(in, 256 << 20), 0.75);
 }
 
+// 4 hosts x 1 rank at 10 Gbit/s as calibrated in the namespaces (the ring's latency misfit put rhd's scale at 0.72 at
+// 1 MiB; from 8 MiB the calibration puts it a hair over the ring's, 1.02): rhd where the latency counts, the ring from
+// 8 MiB, where rhd ran 1.03-1.11x the ring's time.
+TEST(CostModel, BetweenHostsTheRingHasTheLargeSizes) {
+  CostInputs in = Hosts(4, 1, 0.75, 25.0);
+  in.inter = {45.9, 0.75};
+  in.recursiveScale = 0.72;
+  in.recursiveScaleBytes = 1 << 20;
+  in.recursiveScaleLarge = 1.02;
+  EXPECT_EQ(ChooseCheapest({"ring", "rhd"}, CollKind::AllReduce, 1 << 20, in).algorithm, "rhd");
+  for (uint64_t bytes : {uint64_t{8} << 20, uint64_t{16} << 20, uint64_t{256} << 20})
+    EXPECT_EQ(ChooseCheapest({"ring", "rhd"}, CollKind::AllReduce, bytes, in).algorithm, "ring") << bytes;
+  in.recursiveScaleLarge = 0.72;  // the 1 MiB scale at every size, as before: rhd everywhere
+  EXPECT_EQ(ChooseCheapest({"ring", "rhd"}, CollKind::AllReduce, 256 << 20, in).algorithm, "rhd");
+}
+
 // A second scale measured at a smaller size holds at and below it, and the scale moves log-linearly from it to the
 // one measured at `recursiveScaleBytes`; above that size nothing changes.
 TEST(CostModel, RecursiveScaleMeasuredInCacheHoldsBelowItsSize) {

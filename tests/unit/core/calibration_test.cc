@@ -132,8 +132,11 @@ TEST(Calibration, NetworkLatencyIsWhatTheRingSpendsOnItsHopsBetweenHosts) {
   EXPECT_NEAR(in.smallUs.at("ring"), 60.0, 10.0);
   EXPECT_EQ(in.smallUs.count("oneshot"), 0u);  // no peer-mapped windows between hosts: not timed
   EXPECT_NEAR(report.ringSmallUs, 60.0, 10.0);
-  // Several hosts: the rd/rhd scale measured once holds at every size.
-  EXPECT_EQ(in.recursiveScaleBytes, 0u);
+  // Several hosts: the rd/rhd scale measured at 1 MiB holds there, and from 8 MiB on rhd pays at least the ring's
+  // per-byte time.
+  EXPECT_EQ(in.recursiveScaleBytes, 1u << 20);
+  EXPECT_GE(in.recursiveScaleLarge, 1.02);
+  EXPECT_GE(in.recursiveScaleLarge, in.recursiveScale);
 }
 
 TEST(Calibration, OneHostMovesTheRecursiveScaleOutOfCache) {
