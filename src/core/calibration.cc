@@ -297,7 +297,7 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   //   pass (1 read + 1 write, then 2 reads + 1 write) move 5/3 of the ring's fused pass (2 reads + 1 write).
   // - Between hosts both send the same bytes over the same links, but the 1 MiB time also holds what the model gets
   //   wrong about the ring's 2(n-1) hops against rhd's 2 log2(n): 4 hosts at 10 Gbit/s measured rhd's scale at 0.72
-  //   there, and the selector ran rhd at 4-256 MiB where its median time was 1.03-1.11x the ring's (1.00-1.01x at
+  //   there, and the selector ran rhd at 4-256 MiB where its median time was 1.03-1.11x the ring's (0.99-1.02x at
   //   1 Gbit/s; docs/PERFORMANCE.md, "Slot stores", the large network sizes). The ring pipelines across its steps
   //   where rhd waits for each partner: a scale a hair over 1 lets the ring have the ties.
   in->recursiveScaleBytes = kLargeBytes;
