@@ -531,6 +531,7 @@ Status Communicator::execute(const CollDesc& desc, const void* send, void* recv)
   lastAlgorithm_ = cached->plan.algorithm;
   const uint64_t shared = run.sharedSlotBytes();
   run.setStreamSlots(slotStores_.begin(shared));
+  if (!slotStores_.tunes(shared)) return ExecuteRun(run, waitPolicy());
   const uint64_t t0 = NowNs();
   Status st = ExecuteRun(run, waitPolicy());
   if (st.ok()) slotStores_.end(shared, NowNs() - t0);

@@ -38,15 +38,14 @@ double SlotStoreTuner::Recent(const Class& c) {
 }
 
 bool SlotStoreTuner::begin(uint64_t bytes) {
-  if (policy_ != SlotStores::kAuto) return policy_ == SlotStores::kStreaming;
-  if (bytes < kMinBytes) return false;
+  if (!tunes(bytes)) return policy_ == SlotStores::kStreaming;
   Class& c = classes_[ClassOf(bytes)];
   c.trying = ++c.calls > 2 && (!c.triedOther || c.slowed || c.sinceTry >= c.interval);
   return c.trying != c.streaming;
 }
 
 void SlotStoreTuner::end(uint64_t bytes, uint64_t ns) {
-  if (policy_ != SlotStores::kAuto || bytes < kMinBytes) return;
+  if (!tunes(bytes)) return;
   Class& c = classes_[ClassOf(bytes)];
   if (c.calls == 1) return;
   const double perByte = static_cast<double>(ns) / static_cast<double>(bytes);
@@ -87,8 +86,7 @@ void SlotStoreTuner::end(uint64_t bytes, uint64_t ns) {
 }
 
 bool SlotStoreTuner::current(uint64_t bytes) const {
-  if (policy_ != SlotStores::kAuto) return policy_ == SlotStores::kStreaming;
-  if (bytes < kMinBytes) return false;
+  if (!tunes(bytes)) return policy_ == SlotStores::kStreaming;
   const auto it = classes_.find(ClassOf(bytes));
   return it != classes_.end() && it->second.streaming;
 }

@@ -40,8 +40,11 @@ class SlotStoreTuner {
 
   explicit SlotStoreTuner(SlotStores policy = SlotStores::kAuto) : policy_(policy) {}
 
-  // Whether the call about to run, writing `bytes` into shared slots, streams them. Every begin is followed
-  // by one end (or by none when the call failed) before the next begin.
+  // Whether calls writing `bytes` into shared slots are timed (begin, then end): auto, from kMinBytes. The
+  // others need no clock read (two cost 15-25% of a 0.2 us call).
+  bool tunes(uint64_t bytes) const { return policy_ == SlotStores::kAuto && bytes >= kMinBytes; }
+  // Whether the call about to run, writing `bytes` into shared slots, streams them. Every begin of a call that
+  // tunes() is followed by one end (or by none when the call failed) before the next begin.
   bool begin(uint64_t bytes);
   // That call took `ns` on this rank.
   void end(uint64_t bytes, uint64_t ns);

@@ -61,6 +61,10 @@ TEST(SlotStoreTuner, ForcedPoliciesHoldAtEverySize) {
 
 TEST(SlotStoreTuner, SmallCallsAreNeverTried) {
   SlotStoreTuner t;
+  EXPECT_FALSE(t.tunes(SlotStoreTuner::kMinBytes - 1));
+  EXPECT_TRUE(t.tunes(SlotStoreTuner::kMinBytes));
+  EXPECT_FALSE(SlotStoreTuner(SlotStores::kStreaming).tunes(kBytes));
+  EXPECT_FALSE(SlotStoreTuner(SlotStores::kCached).tunes(kBytes));
   EXPECT_TRUE(StreamingCalls(Drive(t, 50, StreamingFaster, SlotStoreTuner::kMinBytes - 1)).empty());
   EXPECT_FALSE(t.current(SlotStoreTuner::kMinBytes - 1));
   EXPECT_EQ(t.switches(), 0);
