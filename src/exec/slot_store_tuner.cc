@@ -40,7 +40,7 @@ double SlotStoreTuner::Recent(const Class& c) {
 bool SlotStoreTuner::begin(uint64_t bytes) {
   if (!tunes(bytes)) return policy_ == SlotStores::kStreaming;
   Class& c = classes_[ClassOf(bytes)];
-  c.trying = ++c.calls > 2 && (!c.triedOther || c.slowed || c.sinceTry >= c.interval);
+  c.trying = ++c.calls > 2 && (!c.triedOther || c.slowed || c.sinceTry >= c.interval || (c.won && c.sinceTry >= 1));
   return c.trying != c.streaming;
 }
 
@@ -67,7 +67,13 @@ void SlotStoreTuner::end(uint64_t bytes, uint64_t ns) {
   c.triedOther = true;
   c.slowed = false;
   c.sinceTry = 0;
-  if (perByte * kMargin < inUse) {
+  if (perByte * kMargin < inUse && !c.won) {
+    c.won = true;  // confirmed or not by a second try after one call in use
+    return;
+  }
+  const bool switchNow = perByte * kMargin < inUse;
+  c.won = false;
+  if (switchNow) {
     c.streaming = !c.streaming;
     c.recent[0] = c.chosenAt = perByte;
     c.nRecent = 1;
