@@ -185,7 +185,12 @@ Status Communicator::init(const UniqueIdData& id, int nranks, int rank, const Co
   rank_ = rank;
   nranks_ = nranks;
   settings_ = settings;
-  slotStores_ = SlotStoreTuner(settings.slotStores);
+  if (settings.slotStores == SlotStores::kAuto) {
+    slotStores_ = &SlotStoreTuner::Shared();
+  } else {
+    ownStores_ = std::make_unique<SlotStoreTuner>(settings.slotStores);
+    slotStores_ = ownStores_.get();
+  }
   memcpy(secret_, id.secret, kSecretBytes);
   LogSetRank(rank, nranks);
   const Deadline deadline = Deadline::After(settings.timeoutMs);
@@ -430,7 +435,7 @@ Status Communicator::runPlan(const Plan& plan, const void* send, void* recv) {
   if (scratch_.size() < scratchBytes) scratch_.resize(scratchBytes);
   void* buffers[3] = {const_cast<void*>(send), recv, scratch_.data()};
   run.start(buffers, plan.windowElems ? ++windowEpoch_ : 0);
-  run.setStreamSlots(slotStores_.current(run.sharedSlotBytes()));
+  run.setStreamSlots(slotStores_->current(run.sharedSlotBytes()));
   return ExecuteRun(run, waitPolicy());
 }
 
@@ -530,11 +535,12 @@ Status Communicator::execute(const CollDesc& desc, const void* send, void* recv)
   run.start(buffers, cached->plan.windowElems ? ++windowEpoch_ : 0);
   lastAlgorithm_ = cached->plan.algorithm;
   const uint64_t shared = run.sharedSlotBytes();
-  run.setStreamSlots(slotStores_.begin(shared));
-  if (!slotStores_.tunes(shared)) return ExecuteRun(run, waitPolicy());
+  const SlotStoreTuner::Call stores = slotStores_->begin(shared);
+  run.setStreamSlots(stores.streaming);
+  if (!slotStores_->tunes(shared)) return ExecuteRun(run, waitPolicy());
   const uint64_t t0 = NowNs();
   Status st = ExecuteRun(run, waitPolicy());
-  if (st.ok()) slotStores_.end(shared, NowNs() - t0);
+  if (st.ok()) slotStores_->end(shared, stores, NowNs() - t0);
   return st;
 }
 

@@ -147,7 +147,9 @@ class Communicator : public ConnectionTable {
   CommTopology topology_;
   AlgoSelector selector_;
   CalibrationReport calibration_;
-  SlotStoreTuner slotStores_;  // how execute() writes shared-memory slots
+  // How execute() writes shared-memory slots: SlotStoreTuner::Shared() at auto, else ownStores_.
+  std::unique_ptr<SlotStoreTuner> ownStores_;
+  SlotStoreTuner* slotStores_ = nullptr;
   std::unique_ptr<ShmTransport> shm_;
   std::unique_ptr<TcpTransport> tcp_;
   bool hasShmPeers_ = false;

@@ -37,19 +37,34 @@ double SlotStoreTuner::Recent(const Class& c) {
   return std::max(std::min(c.recent[0], c.recent[1]), std::min(std::max(c.recent[0], c.recent[1]), c.recent[2]));
 }
 
-bool SlotStoreTuner::begin(uint64_t bytes) {
-  if (!tunes(bytes)) return policy_ == SlotStores::kStreaming;
-  Class& c = classes_[ClassOf(bytes)];
-  c.trying = ++c.calls > 2 && (!c.triedOther || c.slowed || c.sinceTry >= c.interval || (c.won && c.sinceTry >= 1));
-  return c.trying != c.streaming;
+SlotStoreTuner& SlotStoreTuner::Shared() {
+  static SlotStoreTuner* const shared = new SlotStoreTuner(SlotStores::kAuto);  // never destroyed: see AllKnobs
+  return *shared;
 }
 
-void SlotStoreTuner::end(uint64_t bytes, uint64_t ns) {
-  if (!tunes(bytes)) return;
+SlotStoreTuner::Call SlotStoreTuner::begin(uint64_t bytes) {
+  Call call;
+  if (!tunes(bytes)) {
+    call.streaming = policy_ == SlotStores::kStreaming;
+    return call;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
   Class& c = classes_[ClassOf(bytes)];
-  if (c.calls == 1) return;
+  call.timed = ++c.calls > 1;
+  call.trying = c.calls > 2 && (!c.triedOther || c.slowed || c.sinceTry >= c.interval || (c.won && c.sinceTry >= 1));
+  if (call.trying) c.slowed = false, c.sinceTry = 0, c.triedOther = true;  // no second try while this one runs
+  call.streaming = call.trying != c.streaming;
+  return call;
+}
+
+void SlotStoreTuner::end(uint64_t bytes, const Call& call, uint64_t ns) {
+  if (!tunes(bytes)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!call.timed) return;
+  Class& c = classes_[ClassOf(bytes)];
   const double perByte = static_cast<double>(ns) / static_cast<double>(bytes);
-  if (!c.trying) {
+  if (call.streaming != c.streaming && !call.trying) return;  // the mode changed while this call ran
+  if (!call.trying) {
     std::memmove(c.recent + 1, c.recent, sizeof c.recent - sizeof c.recent[0]);
     c.recent[0] = perByte;
     c.nRecent = std::min(c.nRecent + 1, 3);
@@ -62,11 +77,8 @@ void SlotStoreTuner::end(uint64_t bytes, uint64_t ns) {
                  std::min(c.recent[0], c.recent[1]), c.chosenAt);
     return;
   }
+  if (call.streaming == c.streaming) return;  // a try of the mode that has taken over meanwhile
   const double inUse = Recent(c);
-  c.trying = false;
-  c.triedOther = true;
-  c.slowed = false;
-  c.sinceTry = 0;
   if (perByte * kMargin < inUse && !c.won) {
     c.won = true;  // confirmed or not by a second try after one call in use
     return;
@@ -93,8 +105,14 @@ void SlotStoreTuner::end(uint64_t bytes, uint64_t ns) {
 
 bool SlotStoreTuner::current(uint64_t bytes) const {
   if (!tunes(bytes)) return policy_ == SlotStores::kStreaming;
+  std::lock_guard<std::mutex> lock(mu_);
   const auto it = classes_.find(ClassOf(bytes));
   return it != classes_.end() && it->second.streaming;
+}
+
+int SlotStoreTuner::switches() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return switches_;
 }
 
 }  // namespace strata

@@ -8,11 +8,14 @@
 // tuner times the calls of each size class in the mode in use, tries the other mode now and then (more
 // rarely while it keeps losing) and at once when the mode in use has slowed down, and keeps the faster.
 //
-// A rank decides alone: the mode changes how the data travels, never what arrives, so ranks need not agree.
+// A rank decides alone: the mode changes how the data travels, never what arrives, so ranks need not agree. Within
+// a process, every communicator left at auto shares one tuner (Shared()): what it measures is the machine's, and
+// communicators deciding apart ran the same algorithm at up to 2x each other's time in one job.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 
 namespace strata {
 
@@ -36,24 +39,34 @@ class SlotStoreTuner {
   // longer per byte than when it was last chosen: the other mode is tried at the next call.
   static constexpr double kSlowdown = 1.5;
   // The other mode must be this much faster than the one in use to replace it, in two tries with one call of the
-  // mode in use between them: one try alone let a moment's noise decide a size for a whole job (a 2-rank
-  // selector_perf job ran its 4 MiB class at 768 us against 366 in another communicator).
+  // mode in use between them: one try alone could let a moment's noise decide a size for a whole job.
   static constexpr double kMargin = 1.1;
 
   explicit SlotStoreTuner(SlotStores policy = SlotStores::kAuto) : policy_(policy) {}
+  SlotStoreTuner(const SlotStoreTuner&) = delete;
+  SlotStoreTuner& operator=(const SlotStoreTuner&) = delete;
+
+  // The process's tuner for every communicator at auto. Thread-safe, as every tuner is.
+  static SlotStoreTuner& Shared();
 
   // Whether calls writing `bytes` into shared slots are timed (begin, then end): auto, from kMinBytes. The
   // others need no clock read (two cost 15-25% of a 0.2 us call).
   bool tunes(uint64_t bytes) const { return policy_ == SlotStores::kAuto && bytes >= kMinBytes; }
-  // Whether the call about to run, writing `bytes` into shared slots, streams them. Every begin of a call that
-  // tunes() is followed by one end (or by none when the call failed) before the next begin.
-  bool begin(uint64_t bytes);
+  // What begin decided for one call.
+  struct Call {
+    bool streaming = false;  // write the shared slots with streaming stores
+    bool trying = false;     // the mode not in use, tried
+    bool timed = false;      // its time counts (not a class's first call)
+  };
+  // The call about to run writes `bytes` into shared slots. A call that tunes() reports its time with end (or
+  // nothing when it failed); calls of several communicators may be in flight at once.
+  Call begin(uint64_t bytes);
   // That call took `ns` on this rank.
-  void end(uint64_t bytes, uint64_t ns);
+  void end(uint64_t bytes, const Call& call, uint64_t ns);
   // The mode in use for `bytes`, without trying anything: for runs timed outside the calls (the selector's).
   bool current(uint64_t bytes) const;
   // Times a class changed mode, all classes together.
-  int switches() const { return switches_; }
+  int switches() const;
 
  private:
   struct Class {
@@ -66,15 +79,15 @@ class SlotStoreTuner {
     int sinceTry = 0;
     int interval = kFirstInterval;
     bool slowed = false;
-    bool trying = false;  // the call begun last runs the other mode
-    bool won = false;     // the last try beat the mode in use: the next call but one tries again
+    bool won = false;  // the last try beat the mode in use: the next call but one tries again
   };
   static int ClassOf(uint64_t bytes);
   static double Recent(const Class& c);  // median of the last three, the faster of two, or the one
 
-  SlotStores policy_;
-  std::map<int, Class> classes_;
-  int switches_ = 0;
+  const SlotStores policy_;
+  mutable std::mutex mu_;
+  std::map<int, Class> classes_;  // under mu_
+  int switches_ = 0;              // under mu_
 };
 
 }  // namespace strata

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <thread>
 #include <vector>
 
 namespace strata {
@@ -17,9 +18,9 @@ std::vector<bool> Drive(SlotStoreTuner& t, int calls, const std::function<uint64
                         uint64_t bytes = kBytes, int first = 0) {
   std::vector<bool> modes;
   for (int i = first; i < first + calls; ++i) {
-    const bool streaming = t.begin(bytes);
-    modes.push_back(streaming);
-    t.end(bytes, timeNs(streaming, i));
+    const SlotStoreTuner::Call call = t.begin(bytes);
+    modes.push_back(call.streaming);
+    t.end(bytes, call, timeNs(call.streaming, i));
   }
   return modes;
 }
@@ -172,6 +173,34 @@ TEST(SlotStoreTuner, FollowsABimodalMachineBothWays) {
     EXPECT_LE(settled, turn + 4) << "turn at call " << turn;
   }
   EXPECT_EQ(t.switches(), 2);
+}
+
+// Communicators of one process share a tuner and call it from their own threads, calls overlapping: a try that
+// another communicator's calls overtook is dropped, and the class still settles on the faster mode for all.
+TEST(SlotStoreTuner, SharedByThreadsThatOverlapTheirCalls) {
+  SlotStoreTuner t;
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 4; ++k)
+    threads.emplace_back([&t] {
+      for (int i = 0; i < 2000; ++i) {
+        const SlotStoreTuner::Call call = t.begin(kBytes);
+        t.end(kBytes, call, call.streaming ? 1000000 : 3000000);
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  EXPECT_TRUE(t.current(kBytes));
+  EXPECT_EQ(t.switches(), 1);
+  // Interleaved by hand: two calls begun before either ends.
+  SlotStoreTuner u;
+  const SlotStoreTuner::Call a1 = u.begin(kBytes), b1 = u.begin(kBytes);  // first call (not timed), second
+  u.end(kBytes, a1, 3000000);
+  u.end(kBytes, b1, 3000000);
+  const SlotStoreTuner::Call tryCall = u.begin(kBytes), overlap = u.begin(kBytes);
+  EXPECT_TRUE(tryCall.trying);
+  EXPECT_FALSE(overlap.trying) << "one try at a time";
+  u.end(kBytes, overlap, 3000000);
+  u.end(kBytes, tryCall, 1000000);
+  EXPECT_EQ(u.switches(), 0) << "the first win is only confirmed by a second";
 }
 
 }  // namespace
