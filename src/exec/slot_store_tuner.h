@@ -9,8 +9,8 @@
 // rarely while it keeps losing) and at once when the mode in use has slowed down, and keeps the faster.
 //
 // A rank decides alone: the mode changes how the data travels, never what arrives, so ranks need not agree. Within
-// a process, every communicator left at auto shares one tuner (Shared()): what it measures is the machine's, and
-// communicators deciding apart ran the same algorithm at up to 2x each other's time in one job.
+// a process, every communicator left at auto shares one tuner (Shared()): what it measures is the machine's (while
+// each had a tuner of its own, two communicators of one job ran the same algorithm at up to 2x each other's time).
 #pragma once
 
 #include <cstdint>
