@@ -78,6 +78,10 @@ void SlotStoreTuner::end(uint64_t bytes, const Call& call, uint64_t ns) {
     return;
   }
   if (call.streaming == c.streaming) return;  // a try of the mode that has taken over meanwhile
+  if (c.nRecent == 0) {  // it overtook the first timed call of the mode in use: nothing to compare with yet
+    c.triedOther = false;
+    return;
+  }
   const double inUse = Recent(c);
   if (perByte * kMargin < inUse && !c.won) {
     c.won = true;  // confirmed or not by a second try after one call in use

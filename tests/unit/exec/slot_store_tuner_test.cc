@@ -201,6 +201,14 @@ TEST(SlotStoreTuner, SharedByThreadsThatOverlapTheirCalls) {
   u.end(kBytes, overlap, 3000000);
   u.end(kBytes, tryCall, 1000000);
   EXPECT_EQ(u.switches(), 0) << "the first win is only confirmed by a second";
+  // A try that overtakes the first timed call of the mode in use has nothing to compare with: it is tried again.
+  SlotStoreTuner v;
+  const SlotStoreTuner::Call first = v.begin(kBytes), inUse = v.begin(kBytes), early = v.begin(kBytes);
+  v.end(kBytes, first, 3000000);
+  ASSERT_TRUE(early.trying);
+  v.end(kBytes, early, 1000000);
+  v.end(kBytes, inUse, 3000000);
+  EXPECT_TRUE(v.begin(kBytes).trying);
 }
 
 }  // namespace
