@@ -51,7 +51,7 @@ SlotStoreTuner::Call SlotStoreTuner::begin(uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   Class& c = classes_[ClassOf(bytes)];
   call.timed = ++c.calls > 1;
-  call.trying = c.calls > 2 && (!c.triedOther || c.slowed || c.sinceTry >= c.interval || (c.won && c.sinceTry >= 1));
+  call.trying = c.calls > 2 && (!c.triedOther || c.slowed || c.sinceTry >= c.interval || c.won);
   if (call.trying) c.slowed = false, c.sinceTry = 0, c.triedOther = true;  // no second try while this one runs
   call.streaming = call.trying != c.streaming;
   return call;
@@ -84,7 +84,7 @@ void SlotStoreTuner::end(uint64_t bytes, const Call& call, uint64_t ns) {
   }
   const double inUse = Recent(c);
   if (perByte * kMargin < inUse && !c.won) {
-    c.won = true;  // confirmed or not by a second try after one call in use
+    c.won = true;  // confirmed or not by a second try at the next call
     return;
   }
   const bool switchNow = perByte * kMargin < inUse;

@@ -38,8 +38,9 @@ class SlotStoreTuner {
   // The mode in use has slowed down when its recent calls (the faster of the last two) take this much
   // longer per byte than when it was last chosen: the other mode is tried at the next call.
   static constexpr double kSlowdown = 1.5;
-  // The other mode must be this much faster than the one in use to replace it, in two tries with one call of the
-  // mode in use between them: one try alone could let a moment's noise decide a size for a whole job.
+  // The other mode must be this much faster than the one in use to replace it, in two tries in a row: one try
+  // alone could let a moment's noise decide a size for a whole job. (With a call of the mode in use between the
+  // two, that call fell among all_reduce_perf's timed calls and cost 2-8% in the VM's slow state.)
   static constexpr double kMargin = 1.1;
 
   explicit SlotStoreTuner(SlotStores policy = SlotStores::kAuto) : policy_(policy) {}
@@ -79,7 +80,7 @@ class SlotStoreTuner {
     int sinceTry = 0;
     int interval = kFirstInterval;
     bool slowed = false;
-    bool won = false;  // the last try beat the mode in use: the next call but one tries again
+    bool won = false;  // the last try beat the mode in use: the next call tries again
   };
   static int ClassOf(uint64_t bytes);
   static double Recent(const Class& c);  // median of the last three, the faster of two, or the one
