@@ -12,7 +12,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -21,25 +20,22 @@
 #include <vector>
 
 #include "exec/host_reduce.h"
+#include "transport/connection.h"
 
 namespace {
-
-struct Ctrl {
-  alignas(64) std::atomic<uint64_t> head;
-  alignas(64) std::atomic<uint64_t> tail;
-};
 
 double Seconds() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // One writer process and this one as the reader pass `total` bytes `passes` times; returns GB/s.
 double Pass(bool streaming, size_t slotBytes, int nslots, size_t total, int passes) {
+  static_assert(sizeof(strata::FifoCtrl) <= 4096, "the control block fits the first page");
   const size_t shared = 4096 + slotBytes * nslots;
   void* mem = mmap(nullptr, shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) {
     perror("mmap");
     exit(1);
   }
-  auto* ctrl = new (mem) Ctrl();
+  auto* ctrl = new (mem) strata::FifoCtrl();
   char* slots = static_cast<char*>(mem) + 4096;
   std::memset(slots, 0, slotBytes * nslots);
   std::vector<char> buf(total, 1);

@@ -29,6 +29,12 @@ const char* SlotStoresName(SlotStores stores) {
   return "auto";
 }
 
+namespace {
+const char* ModeName(bool streaming) {
+  return SlotStoresName(streaming ? SlotStores::kStreaming : SlotStores::kCached);
+}
+}  // namespace
+
 int SlotStoreTuner::ClassOf(uint64_t bytes) { return 63 - __builtin_clzll(bytes | 1); }
 
 double SlotStoreTuner::Recent(const Class& c) {
@@ -73,8 +79,8 @@ void SlotStoreTuner::end(uint64_t bytes, const Call& call, uint64_t ns) {
     c.slowed = c.nRecent >= 2 && std::min(c.recent[0], c.recent[1]) > kSlowdown * c.chosenAt;
     if (c.slowed)
       STRATA_LOG(TRACE, TUNING, "shared-memory slots of %llu B calls: %s stores slowed to %.3f ns/B from %.3f",
-                 static_cast<unsigned long long>(bytes), c.streaming ? "streaming" : "cached",
-                 std::min(c.recent[0], c.recent[1]), c.chosenAt);
+                 static_cast<unsigned long long>(bytes), ModeName(c.streaming), std::min(c.recent[0], c.recent[1]),
+                 c.chosenAt);
     return;
   }
   if (call.streaming == c.streaming) return;  // a try of the mode that has taken over meanwhile
@@ -83,27 +89,25 @@ void SlotStoreTuner::end(uint64_t bytes, const Call& call, uint64_t ns) {
     return;
   }
   const double inUse = Recent(c);
-  if (perByte * kMargin < inUse && !c.won) {
+  const bool faster = perByte * kMargin < inUse;
+  if (faster && !c.won) {
     c.won = true;  // confirmed or not by a second try at the next call
     return;
   }
-  const bool switchNow = perByte * kMargin < inUse;
   c.won = false;
-  if (switchNow) {
+  if (faster) {
     c.streaming = !c.streaming;
     c.recent[0] = c.chosenAt = perByte;
     c.nRecent = 1;
     c.interval = kFirstInterval;
     ++switches_;
     STRATA_LOG(INFO, TUNING, "shared-memory slots of %llu B calls: %s stores now (%.3f ns/B, %s %.3f)",
-               static_cast<unsigned long long>(bytes), c.streaming ? "streaming" : "cached", perByte,
-               c.streaming ? "cached" : "streaming", inUse);
+               static_cast<unsigned long long>(bytes), ModeName(c.streaming), perByte, ModeName(!c.streaming), inUse);
   } else {
     c.chosenAt = inUse;
     c.interval = std::min(2 * c.interval, kMaxInterval);
     STRATA_LOG(TRACE, TUNING, "shared-memory slots of %llu B calls: %s stores kept (%.3f ns/B, %s tried at %.3f)",
-               static_cast<unsigned long long>(bytes), c.streaming ? "streaming" : "cached", inUse,
-               c.streaming ? "cached" : "streaming", perByte);
+               static_cast<unsigned long long>(bytes), ModeName(c.streaming), inUse, ModeName(!c.streaming), perByte);
   }
 }
 

@@ -4,7 +4,8 @@
 // (non-temporal) stores send it to memory, from where the reader loads it. Which is faster depends on how the
 // machine passes written lines between cores, and on a VM that changes while a job runs: on the 2-vCPU EPYC
 // development VM a two-process FIFO of 8 slots of 128 KiB, passing 8 MiB at a time, moved 30-35 GB/s with
-// ordinary stores and 9-12 with streaming ones for a while, then 7 and 20-21 GB/s for minutes. So the
+// ordinary stores and 9-12 with streaming ones for a while, then 7 and 20-21 GB/s for minutes
+// (perf/slot_store_probe; docs/PERFORMANCE.md, "Slot stores"). So the
 // tuner times the calls of each size class in the mode in use, tries the other mode now and then (more
 // rarely while it keeps losing) and at once when the mode in use has slowed down, and keeps the faster.
 //
@@ -30,9 +31,10 @@ class SlotStoreTuner {
   static constexpr uint64_t kMinBytes = uint64_t{64} << 10;
   // The other mode is tried at a class's second timed call, then again after twice as many timed calls each
   // time it loses (128, then kMaxInterval); after a switch, first after kFirstInterval. Each try of the slower
-  // mode costs a call at its speed (2-3x slower on the VM: one such call among 20 added 10% to a benchmark's
-  // average), so the periodic tries are rare and the turns of the machine are caught by the slowdown check
-  // below; it also undoes a switch made on a lucky sample.
+  // mode costs a call at its speed (2-3x slower on the VM: with one such call among its 20 timed calls,
+  // all_reduce_perf at 4 MiB averaged 288-294 us in three launches; forced streaming, 257 a minute later), so the
+  // periodic tries are rare and the turns of the machine are caught by the slowdown check below; it also undoes a
+  // switch made on a lucky sample.
   static constexpr int kFirstInterval = 64;
   static constexpr int kMaxInterval = 256;
   // The mode in use has slowed down when its recent calls (the faster of the last two) take this much
@@ -40,7 +42,8 @@ class SlotStoreTuner {
   static constexpr double kSlowdown = 1.5;
   // The other mode must be this much faster than the one in use to replace it, in two tries in a row: one try
   // alone could let a moment's noise decide a size for a whole job. (With a call of the mode in use between the
-  // two, that call fell among all_reduce_perf's timed calls and cost 2-8% in the VM's slow state.)
+  // two, that call fell among all_reduce_perf's timed calls: 1.03-1.19x the forced faster mode's time at 1-16 MiB
+  // in the VM's slow state, batch S7 of docs/PERFORMANCE.md.)
   static constexpr double kMargin = 1.1;
 
   explicit SlotStoreTuner(SlotStores policy = SlotStores::kAuto) : policy_(policy) {}
