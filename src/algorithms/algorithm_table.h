@@ -34,6 +34,8 @@ const AlgoInfo& GetAlgoInfo(AlgoId id);
 // Exact (lowercase) name lookup; false when unknown.
 bool AlgoByName(const std::string& name, AlgoId* out);
 bool AlgoServes(AlgoId id, CollKind kind);
+// oneshot and twoshot: every rank reads its peers' data from their peer-mapped windows.
+inline bool IsWindowAlgo(AlgoId id) { return id == AlgoId::OneShot || id == AlgoId::TwoShot; }
 // "allreduce, broadcast, reduce": the collectives `id` serves, by their STRATA_ALGO names.
 std::string AlgoCollectivesText(AlgoId id);
 // "ring, chain, ...": every name, for error messages.

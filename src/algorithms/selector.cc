@@ -49,7 +49,7 @@ AlgoId AlgoSelector::evaluate(CollKind kind, uint64_t bytes) const {
     if (!a.implemented) continue;
     // The model prices the window algorithms' copies at the in-cache rate; measured, they lose to rd, rhd and
     // the ring above this size (docs/PERFORMANCE.md, "Algorithm selection"): offered below it only.
-    if ((a.id == AlgoId::OneShot || a.id == AlgoId::TwoShot) && bytes > kWindowAlgoSelectMaxBytes) continue;
+    if (IsWindowAlgo(a.id) && bytes > kWindowAlgoSelectMaxBytes) continue;
     const double t = estimateUs(a.id, kind, bytes);
     if (t < 0) continue;
     if (bestUs < 0 || t < bestUs) {
@@ -113,7 +113,7 @@ std::vector<AlgoId> AlgoSelector::candidates(CollKind kind, uint64_t bytes) cons
     if (!a.implemented || a.id == pick) continue;
     const double t = estimateUs(a.id, kind, at);
     if (t < 0) continue;
-    if ((a.id == AlgoId::OneShot || a.id == AlgoId::TwoShot) && at > kWindowAlgoSelectMaxBytes) {
+    if (IsWindowAlgo(a.id) && at > kWindowAlgoSelectMaxBytes) {
       // The model prices the window algorithms' copies at the in-cache rate (see evaluate): above
       // kWindowAlgoSelectMaxBytes its estimates for them are too low to rank, so they are timed wherever they fit.
       windows.push_back(a.id);

@@ -46,6 +46,12 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
 // 5, and 0 when fewer than 2 fit.
 int TimedRoundsWithin(double budgetUs, double usPerRunOfAll, bool inPlaceToo);
 
+// Which plans to time within `budgetUs`, one run of plan i taking `usPerRun[i]`: all of them where two rounds fit;
+// otherwise the plans marked `droppable` leave, the last first, until two rounds fit the rest. `*keep` gets the
+// indices kept, in order; returns their rounds, 0 when two rounds fit no set of at least two plans.
+int TimedPlansWithin(double budgetUs, const std::vector<double>& usPerRun, const std::vector<bool>& droppable,
+                     bool inPlaceToo, std::vector<size_t>* keep);
+
 // Each of `plans` (one collective by several algorithms, each plan built for buffers `send` and `recv`) timed the
 // way the calibration times its calls: once each to line the ranks up, then `rounds` rounds in which each runs a
 // settling call and two timed back to back; with `inPlaceToo` every call is an out-of-place and an in-place run (`recv`

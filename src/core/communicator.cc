@@ -455,20 +455,32 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
   d.op = strataSum;
   const bool perRank = kind == CollKind::AllGather || kind == CollKind::ReduceScatter;
   d.count = perRank ? std::max<uint64_t>(1, at / sizeof(float) / nranks_) : at / sizeof(float);
-  std::vector<Plan> plans;
-  std::vector<AlgoId> timed;
-  double usPerRunOfAll = 0;  // by the model, each at least the model's choice's (the window algorithms' run low)
+  std::vector<Plan> built;
+  std::vector<AlgoId> fits;
+  // By the model, each at least the model's choice's; the window algorithms at the model's choice's (their estimates
+  // above kWindowAlgoSelectMaxBytes rank nothing, see AlgoSelector::candidates).
+  std::vector<double> usPerRun;
+  std::vector<bool> droppable;  // the model's close alternatives; its choice and the window algorithms stay
   for (AlgoId id : candidates) {
     Plan plan = BuildPlanWith(id, d, geo_);
     if (plan.algorithm != GetAlgoInfo(id).name) continue;  // a fallback: this shape does not fit it
-    plans.push_back(std::move(plan));
-    timed.push_back(id);
-    usPerRunOfAll += std::max(selector_.estimateUs(id, kind, at), selector_.estimateUs(candidates[0], kind, at));
+    built.push_back(std::move(plan));
+    fits.push_back(id);
+    const double pickUs = selector_.estimateUs(candidates[0], kind, at);
+    usPerRun.push_back(IsWindowAlgo(id) ? pickUs : std::max(selector_.estimateUs(id, kind, at), pickUs));
+    droppable.push_back(fits.size() > 1 && !IsWindowAlgo(id));
   }
-  const int rounds = TimedRoundsWithin(kMeasureBudgetUs, usPerRunOfAll, !perRank);
-  if (timed.size() < 2 || rounds == 0) {
+  std::vector<size_t> keep;
+  const int rounds = TimedPlansWithin(kMeasureBudgetUs, usPerRun, droppable, !perRank, &keep);
+  if (rounds == 0) {
     *out = selector_.choose(kind, bytes);
     return Status::Ok();
+  }
+  std::vector<Plan> plans;
+  std::vector<AlgoId> timed;
+  for (size_t i : keep) {
+    plans.push_back(std::move(built[i]));
+    timed.push_back(fits[i]);
   }
   std::vector<float> send(kind == CollKind::ReduceScatter ? d.count * nranks_ : d.count, 1.0f);
   std::vector<float> recv(kind == CollKind::AllGather ? d.count * nranks_ : d.count);

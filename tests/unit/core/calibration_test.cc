@@ -101,6 +101,42 @@ TEST(Calibration, PlansTimedAlikeGiveTheMedianOverTheRanks) {
   }
 }
 
+// Of two rounds the lower one counts: a round in which the machine stalled does not decide.
+TEST(Calibration, OfTwoRoundsAStalledOneDoesNotDecide) {
+  PlanGeometry geo;
+  geo.nranks = 4;
+  geo.rank = 0;
+  geo.hostOf = {0, 0, 0, 0};
+  CollDesc d;
+  d.kind = CollKind::AllReduce;
+  d.count = 16384;
+  d.dtype = strataFloat32;
+  d.op = strataSum;
+  const std::vector<Plan> plans = {BuildPlanWith(AlgoId::Rd, d, geo), BuildPlanWith(AlgoId::Ring, d, geo)};
+  std::vector<float> send(d.count, 1.0f), recv(d.count);
+  for (int stalled : {1, 2}) {
+    int ringCalls = 0;
+    PlanRunner run = [&](const Plan& plan, const void* in, void* out) {
+      if (AnswerFigures(plan, in, out, 4)) return Status::Ok();
+      if (plan.algorithm == "rd") {
+        BusyUs(400);
+        return Status::Ok();
+      }
+      // The ring's calls: 1 to line up, then per round a settling call and a block of two (calls 3-4, 6-7).
+      ++ringCalls;
+      const bool inStalledBlock = ringCalls == 3 * stalled || ringCalls == 3 * stalled + 1;
+      BusyUs(inStalledBlock ? 3000 : 300);
+      return Status::Ok();
+    };
+    std::vector<double> us;
+    ASSERT_TRUE(TimePlansAlike(geo, run, plans, send.data(), recv.data(), false, 2, &us).ok());
+    ASSERT_EQ(us.size(), 2u);
+    EXPECT_GE(us[1], 300.0) << "stalled round " << stalled;
+    EXPECT_LT(us[1], 400.0) << "stalled round " << stalled << ": the ring timed slower than rd";
+    EXPECT_GE(us[0], 400.0);
+  }
+}
+
 // The timing's rounds within a budget: each plan takes 1 call to line up and 3 per round (a settling call and a block
 // of two), a call two runs when in place too; at most 5 rounds, none when 2 do not fit.
 TEST(Calibration, TimedRoundsFitTheBudget) {
@@ -112,6 +148,29 @@ TEST(Calibration, TimedRoundsFitTheBudget) {
   EXPECT_EQ(TimedRoundsWithin(20000, 2000, true), 0);   // (5 - 1) / 3 = 1.3
   EXPECT_EQ(TimedRoundsWithin(20000, 2000, false), 3);
   EXPECT_EQ(TimedRoundsWithin(20000, 0, true), 5);
+}
+
+// Too many plans for the budget: the droppable ones leave, the last first, until two rounds fit the rest.
+TEST(Calibration, TimedPlansDropTheLastDroppableUntilTwoRoundsFit) {
+  std::vector<size_t> keep;
+  // 5 plans of 360 us in place: 3600 us a call, (5.6 - 1) / 3 = 1.5 rounds. Without plans 2 and 1 (the droppable,
+  // last first): 3 plans, 2160 us, (9.3 - 1) / 3 = 2.8.
+  EXPECT_EQ(TimedPlansWithin(20000, {360, 360, 360, 360, 360}, {false, true, true, false, false}, true, &keep), 2);
+  EXPECT_EQ(keep, (std::vector<size_t>{0, 3, 4}));
+  // Dropping plan 2 alone is enough: 4 plans of 300 us, (8.3 - 1) / 3 = 2.4.
+  EXPECT_EQ(TimedPlansWithin(20000, {300, 300, 300, 300, 300}, {false, true, true, false, false}, true, &keep), 2);
+  EXPECT_EQ(keep, (std::vector<size_t>{0, 1, 3, 4}));
+  // All fit: nothing leaves, and the rounds are TimedRoundsWithin's.
+  EXPECT_EQ(TimedPlansWithin(20000, {100, 100, 100}, {false, true, false}, true, &keep), 5);
+  EXPECT_EQ(keep, (std::vector<size_t>{0, 1, 2}));
+  // The plans that must stay do not fit on their own: nothing is timed.
+  EXPECT_EQ(TimedPlansWithin(20000, {900, 900, 900}, {false, true, false}, true, &keep), 0);
+  EXPECT_TRUE(keep.empty());
+  // Fewer than two left: nothing is timed.
+  EXPECT_EQ(TimedPlansWithin(20000, {4000, 4000}, {false, true}, true, &keep), 0);
+  EXPECT_TRUE(keep.empty());
+  EXPECT_EQ(TimedPlansWithin(20000, {100}, {false}, true, &keep), 0);
+  EXPECT_TRUE(keep.empty());
 }
 
 TEST(Calibration, NetworkLatencyIsWhatTheRingSpendsOnItsHopsBetweenHosts) {
