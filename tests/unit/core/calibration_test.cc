@@ -59,21 +59,30 @@ PlanRunner FakeRunner() {
   };
 }
 
+// Two candidates of one allreduce (16384 floats, 4 ranks of one host, seen from rank 0): rd, then the ring.
+struct RdAndRing {
+  PlanGeometry geo;
+  CollDesc desc;
+  std::vector<Plan> plans;
+  RdAndRing() {
+    geo.nranks = 4;
+    geo.rank = 0;
+    geo.hostOf = {0, 0, 0, 0};
+    desc.kind = CollKind::AllReduce;
+    desc.count = 16384;
+    desc.dtype = strataFloat32;
+    desc.op = strataSum;
+    plans = {BuildPlanWith(AlgoId::Rd, desc, geo), BuildPlanWith(AlgoId::Ring, desc, geo)};
+  }
+};
+
 // Candidates timed alike: each plan's time per run, the median over the rounds, then over the ranks. The fake
 // allgather answers as if the other three ranks had measured 2, 3 and 4 times this rank's figures, so the median
 // over the four (the lower middle one) is twice them.
 TEST(Calibration, PlansTimedAlikeGiveTheMedianOverTheRanks) {
-  PlanGeometry geo;
-  geo.nranks = 4;
-  geo.rank = 0;
-  geo.hostOf = {0, 0, 0, 0};
-  CollDesc d;
-  d.kind = CollKind::AllReduce;
-  d.count = 16384;
-  d.dtype = strataFloat32;
-  d.op = strataSum;
-  const std::vector<Plan> plans = {BuildPlanWith(AlgoId::Rd, d, geo), BuildPlanWith(AlgoId::Ring, d, geo)};
-  std::vector<float> send(d.count, 1.0f), recv(d.count);
+  const RdAndRing c;
+  const std::vector<Plan>& plans = c.plans;
+  std::vector<float> send(c.desc.count, 1.0f), recv(c.desc.count);
   for (bool inPlaceToo : {true, false}) {
     int inPlace = 0, outOfPlace = 0;
     PlanRunner run = [&](const Plan& plan, const void* in, void* out) {
@@ -89,7 +98,7 @@ TEST(Calibration, PlansTimedAlikeGiveTheMedianOverTheRanks) {
       return Status::Ok();
     };
     std::vector<double> us;
-    ASSERT_TRUE(TimePlansAlike(geo, run, plans, send.data(), recv.data(), inPlaceToo, 5, &us).ok());
+    ASSERT_TRUE(TimePlansAlike(c.geo, run, plans, send.data(), recv.data(), inPlaceToo, 5, &us).ok());
     ASSERT_EQ(us.size(), 2u);
     // Per run (an out-of-place and an in-place run count as two), twice this rank's own figure.
     EXPECT_GE(us[0], 200.0);
@@ -103,17 +112,9 @@ TEST(Calibration, PlansTimedAlikeGiveTheMedianOverTheRanks) {
 
 // Of two rounds the lower one counts: a round in which the machine stalled does not decide.
 TEST(Calibration, OfTwoRoundsAStalledOneDoesNotDecide) {
-  PlanGeometry geo;
-  geo.nranks = 4;
-  geo.rank = 0;
-  geo.hostOf = {0, 0, 0, 0};
-  CollDesc d;
-  d.kind = CollKind::AllReduce;
-  d.count = 16384;
-  d.dtype = strataFloat32;
-  d.op = strataSum;
-  const std::vector<Plan> plans = {BuildPlanWith(AlgoId::Rd, d, geo), BuildPlanWith(AlgoId::Ring, d, geo)};
-  std::vector<float> send(d.count, 1.0f), recv(d.count);
+  const RdAndRing c;
+  const std::vector<Plan>& plans = c.plans;
+  std::vector<float> send(c.desc.count, 1.0f), recv(c.desc.count);
   for (int stalled : {1, 2}) {
     int ringCalls = 0;
     PlanRunner run = [&](const Plan& plan, const void* in, void* out) {
@@ -129,7 +130,7 @@ TEST(Calibration, OfTwoRoundsAStalledOneDoesNotDecide) {
       return Status::Ok();
     };
     std::vector<double> us;
-    ASSERT_TRUE(TimePlansAlike(geo, run, plans, send.data(), recv.data(), false, 2, &us).ok());
+    ASSERT_TRUE(TimePlansAlike(c.geo, run, plans, send.data(), recv.data(), false, 2, &us).ok());
     ASSERT_EQ(us.size(), 2u);
     EXPECT_GE(us[1], 300.0) << "stalled round " << stalled;
     EXPECT_LT(us[1], 400.0) << "stalled round " << stalled << ": the ring timed slower than rd";
