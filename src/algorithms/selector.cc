@@ -114,8 +114,9 @@ std::vector<AlgoId> AlgoSelector::candidates(CollKind kind, uint64_t bytes) cons
     const double t = estimateUs(a.id, kind, at);
     if (t < 0) continue;
     if (IsWindowAlgo(a.id) && at > kWindowAlgoSelectMaxBytes) {
-      // The model prices the window algorithms' copies at the in-cache rate (see evaluate): above
-      // kWindowAlgoSelectMaxBytes its estimates for them are too low to rank, so they are timed wherever they fit.
+      // Above kWindowAlgoSelectMaxBytes the model's estimates do not rank the window algorithms (see evaluate: too
+      // low on 2 ranks; on 4 ranks of the development VM oneshot's came out at 2.3-3.0x rhd's at 512 KiB, where the
+      // two ran within 1.2x of each other), so they are timed wherever they fit.
       windows.push_back(a.id);
       continue;
     }
