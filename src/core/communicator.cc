@@ -461,12 +461,12 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
   // above kWindowAlgoSelectMaxBytes rank nothing, see AlgoSelector::candidates).
   std::vector<double> usPerRun;
   std::vector<bool> droppable;  // the model's close alternatives; its choice and the window algorithms stay
+  const double pickUs = selector_.estimateUs(candidates[0], kind, at);
   for (AlgoId id : candidates) {
     Plan plan = BuildPlanWith(id, d, geo_);
     if (plan.algorithm != GetAlgoInfo(id).name) continue;  // a fallback: this shape does not fit it
     built.push_back(std::move(plan));
     fits.push_back(id);
-    const double pickUs = selector_.estimateUs(candidates[0], kind, at);
     usPerRun.push_back(IsWindowAlgo(id) ? pickUs : std::max(selector_.estimateUs(id, kind, at), pickUs));
     droppable.push_back(fits.size() > 1 && !IsWindowAlgo(id));
   }
