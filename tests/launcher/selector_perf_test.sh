@@ -11,7 +11,7 @@ run() {
   local nodes=$1
   shift
   local out
-  out=$("$bin/stratarun" -n 4 --nodes "$nodes" --timeout 120 "$bin/selector_perf" -b 8 -e 256K -f 32 -n 2 -w 1 "$@")
+  out=$("$bin/stratarun" -n 4 --nodes "$nodes" --timeout 120 "$bin/selector_perf" -b 8 -e 256K -f 32 -n 2 -x 2 -w 1 "$@")
   echo "$out" >&2
   grep -q "^# wrong results: 0$" <<<"$out" || fail "wrong results or no summary"
   grep -q "^# sizes over 1.10x the best forced algorithm: [0-9]*$" <<<"$out" || fail "no count of marked sizes"
@@ -34,6 +34,18 @@ rows=$(run 2 -A ring,hier)
 awk -F'|' '$11 !~ /^ *[0-9.]+ *$/ { print "FAIL: hier on two hosts not timed: " $0; bad = 1 } END { exit bad }' <<<"$rows" >&2 ||
   exit 1
 
+# A size over 1.05x gets -x more rounds: the selector's communicator held to the ring (STRATA_ALGO) against rd
+# forced, which on 4 ranks is 1.8-3.4x faster from 8 B to 256 KiB. Every row must say how many rounds it took and
+# the ratio of its first ones, and the summary must count all four sizes both ways.
+out=$(STRATA_ALGO=allreduce:ring "$bin/stratarun" -n 4 --timeout 120 "$bin/selector_perf" -b 8 -e 256K -f 32 -n 2 -w 1 \
+  -x 3 -A rd)
+echo "$out" >&2
+[[ $(grep -cE '^\| [0-9]+ \| [0-9.]+ \| ring \|.* \| 5 rounds; after 2: [0-9.]+$' <<<"$out") -eq 4 ]] ||
+  fail "-x 3: not every row measured again in 5 rounds"
+grep -q "^# sizes measured again (3 more rounds): 4$" <<<"$out" || fail "-x 3: count of sizes measured again"
+grep -q "^# sizes over 1.10x the best forced algorithm after 2 rounds: 4$" <<<"$out" || fail "-x 3: first count"
+grep -q "^# sizes over 1.10x the best forced algorithm: 4$" <<<"$out" || fail "-x 3: final count"
+
 # Bad flags: exit 2 and a message naming the flag, without starting a communicator.
 set +e
 out=$("$bin/selector_perf" -n 0 2>&1)
@@ -41,4 +53,10 @@ rc=$?
 set -e
 [[ $rc -eq 2 ]] || fail "-n 0: exit $rc, expected 2"
 grep -q "bad value for -n" <<<"$out" || fail "-n 0: message: $out"
+set +e
+out=$("$bin/selector_perf" -x -1 2>&1)
+rc=$?
+set -e
+[[ $rc -eq 2 ]] || fail "-x -1: exit $rc, expected 2"
+grep -q "bad value for -x" <<<"$out" || fail "-x -1: message: $out"
 echo "selector_perf_test: ok"
