@@ -6,7 +6,11 @@ same run, interleaved (strata, gloo, strata, gloo, ...):
 2. DDP training step of a ~25M-parameter MLP (default buckets, SGD): wall time per step, and the
    time in communication per step from the profiler: the wall time during which at least one of the
    backend's all_reduce events ("strata:all_reduce", "gloo:all_reduce"; each spans the call to its
-   completion on the backend's thread) was open.
+   completion on the backend's thread) was open. Each rank's figure includes the time it waited for
+   later ranks to call the same all_reduce; with more ranks than cores the ranks' compute drifts apart
+   by tens of milliseconds a step, and that wait is the same whatever the backend. So the table also
+   shows the time in all_reduce once every rank has called it: the union of the intervals from the
+   last rank's call of each all_reduce to its last completion, on a clock every rank shares.
 
 Every figure is the slowest rank's; each repetition prints a line and the end a table of medians
 (min-max). Ranks are forked from this process, one intra-op thread each (as torchrun sets).
@@ -76,6 +80,31 @@ def in_flight_ms(prof, event_name):
     return total / 1e3
 
 
+def event_spans(prof, event_name, marker):
+    """This rank's `event_name` events as (start, end) in seconds of time.monotonic(), in call order:
+    `marker` is the monotonic time at which the profiler's "sync" event began."""
+    events = [e for e in prof.events() if e.name in (event_name, "sync")]
+    sync = next(e for e in events if e.name == "sync")
+    shift = marker - sync.time_range.start / 1e6
+    return sorted((e.time_range.start / 1e6 + shift, e.time_range.end / 1e6 + shift) for e in events
+                  if e.name == event_name)
+
+
+def all_in_ms(spans_per_rank):
+    """The wall time during which an all_reduce that every rank had called was still in flight: the
+    union, over the calls, of [the last rank's call, the last rank's completion]. Every rank issues the
+    same calls in the same order, so the k-th span of each rank belongs to the k-th call."""
+    calls = min(len(s) for s in spans_per_rank)
+    intervals = sorted((max(s[k][0] for s in spans_per_rank), max(s[k][1] for s in spans_per_rank))
+                       for k in range(calls))
+    total, end = 0.0, float("-inf")
+    for a, b in intervals:
+        if b > end:
+            total += b - max(a, end)
+            end = b
+    return total * 1e3
+
+
 def make_mlp():
     # 1024 -> 4096 -> 4096 -> 1024: 25.2M parameters.
     return torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 4096),
@@ -115,14 +144,22 @@ def bench_ddp(groups, n, args, results):
             # The same steps again under the profiler, for the time in the backend's all_reduce.
             dist.barrier(group=g)
             with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+                with torch.profiler.record_function("sync"):
+                    marker = time.monotonic()
                 for _ in range(args.ddp_steps):
                     step(name)
-            comm = slowest(in_flight_ms(prof, f"{name}:all_reduce") / args.ddp_steps, groups["gloo"])
+            event = f"{name}:all_reduce"
+            comm = slowest(in_flight_ms(prof, event) / args.ddp_steps, groups["gloo"])
+            spans = [None] * n
+            dist.all_gather_object(spans, event_spans(prof, event, marker), group=groups["gloo"])
+            all_in = all_in_ms(spans) / args.ddp_steps
             results.setdefault(f"ddp_{name}_step_ms", []).append(per_step * 1e3)
             results.setdefault(f"ddp_{name}_comm_ms", []).append(comm)
+            results.setdefault(f"ddp_{name}_allin_ms", []).append(all_in)
             if dist.get_rank() == 0:
                 print(f"  rep {rep} DDP {nparams / 1e6:.1f}M params {name:6s}: {per_step * 1e3:8.1f} ms/step, "
-                      f"in all_reduce {comm:8.1f} ms/step (profiler)", flush=True)
+                      f"in all_reduce {comm:8.1f} ms/step (profiler), {all_in:8.1f} once every rank called it",
+                      flush=True)
 
 
 def rank_main(rank, n, port, args, out_path):
@@ -176,7 +213,8 @@ def main():
     rows = [("allreduce", "ms", f"all_reduce {args.allreduce_mib} MiB, ms", False),
             ("allreduce", "busbw", f"all_reduce {args.allreduce_mib} MiB, busbw GB/s", True),
             ("ddp", "step_ms", "DDP step, ms", False),
-            ("ddp", "comm_ms", "DDP time in all_reduce per step (profiler), ms", False)]
+            ("ddp", "comm_ms", "DDP time in all_reduce per step (profiler), ms", False),
+            ("ddp", "allin_ms", "DDP time in all_reduce per step once every rank called it, ms", False)]
     for n, res in report.items():
         for kind, metric, label, higher_is_better in rows:
             s, g = res.get(f"{kind}_strata_{metric}"), res.get(f"{kind}_gloo_{metric}")
