@@ -324,17 +324,20 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   return Status::Ok();
 }
 
-int TimedRoundsWithin(double budgetUs, double usPerRunOfAll, bool inPlaceToo) {
-  // Every plan: one call to line up, then per round a settling call and a block; a call is two runs in place too.
-  const double callUs = usPerRunOfAll * (inPlaceToo ? 2 : 1);
+namespace {
+// Rounds of `callsPerRound` calls of every plan (after one call each to line up) that fit `budgetUs`, a call being
+// `runsPerCall` runs: at most kTimedMaxRounds, and 0 when fewer than kTimedMinRounds fit.
+int RoundsWithin(double budgetUs, double usPerRunOfAll, int runsPerCall, int callsPerRound) {
+  const double callUs = usPerRunOfAll * runsPerCall;
   if (!(callUs > 0)) return kTimedMaxRounds;
-  const double rounds = std::floor((budgetUs / callUs - 1) / (1 + kSmallBlock));
+  const double rounds = std::floor((budgetUs / callUs - 1) / callsPerRound);
   if (rounds < kTimedMinRounds) return 0;
   return rounds > kTimedMaxRounds ? kTimedMaxRounds : static_cast<int>(rounds);
 }
 
-int TimedPlansWithin(double budgetUs, const std::vector<double>& usPerRun, const std::vector<bool>& droppable,
-                     bool inPlaceToo, std::vector<size_t>* keep) {
+// TimedPlansWithin for any pattern of calls.
+int KeepWithin(double budgetUs, const std::vector<double>& usPerRun, const std::vector<bool>& droppable,
+               int runsPerCall, int callsPerRound, std::vector<size_t>* keep) {
   keep->clear();
   double usOfAll = 0;
   for (size_t i = 0; i < usPerRun.size(); ++i) {
@@ -343,7 +346,7 @@ int TimedPlansWithin(double budgetUs, const std::vector<double>& usPerRun, const
   }
   for (;;) {
     if (keep->size() < 2) break;
-    const int rounds = TimedRoundsWithin(budgetUs, usOfAll, inPlaceToo);
+    const int rounds = RoundsWithin(budgetUs, usOfAll, runsPerCall, callsPerRound);
     if (rounds > 0) return rounds;
     auto last = std::find_if(keep->rbegin(), keep->rend(), [&droppable](size_t i) { return droppable[i]; });
     if (last == keep->rend()) break;
@@ -353,15 +356,40 @@ int TimedPlansWithin(double budgetUs, const std::vector<double>& usPerRun, const
   keep->clear();
   return 0;
 }
+}  // namespace
+
+int TimedRoundsWithin(double budgetUs, double usPerRunOfAll, bool inPlaceToo) {
+  // Every plan: one call to line up, then per round a settling call and a block; a call is two runs in place too.
+  return RoundsWithin(budgetUs, usPerRunOfAll, inPlaceToo ? 2 : 1, 1 + kSmallBlock);
+}
+
+int TimedPlansWithin(double budgetUs, const std::vector<double>& usPerRun, const std::vector<bool>& droppable,
+                     bool inPlaceToo, std::vector<size_t>* keep) {
+  return KeepWithin(budgetUs, usPerRun, droppable, inPlaceToo ? 2 : 1, 1 + kSmallBlock, keep);
+}
+
+TimingPattern TimingWithin(double budgetUs, const std::vector<double>& usPerRun, const std::vector<bool>& droppable,
+                           bool inPlaceToo, bool lightToo, std::vector<size_t>* keep) {
+  TimingPattern full;
+  full.inPlaceToo = inPlaceToo;
+  full.rounds = TimedPlansWithin(budgetUs, usPerRun, droppable, inPlaceToo, keep);
+  if (full.rounds > 0 || !lightToo) return full;
+  TimingPattern light;
+  light.settle = false;
+  light.inPlaceToo = false;
+  light.rounds = KeepWithin(budgetUs, usPerRun, droppable, 1, light.block, keep);
+  return light;
+}
 
 Status TimePlansAlike(const PlanGeometry& geo, const PlanRunner& run, const std::vector<Plan>& plans, const void* send,
-                      void* recv, bool inPlaceToo, int rounds, std::vector<double>* us) {
+                      void* recv, const TimingPattern& how, std::vector<double>* us) {
+  const bool inPlaceToo = how.inPlaceToo;
   std::vector<std::function<Status()>> calls;
   for (const Plan& plan : plans)
     calls.push_back(inPlaceToo ? OutAndInPlace(run, plan, send, recv)
                                : std::function<Status()>([&run, &plan, send, recv] { return run(plan, send, recv); }));
   Status st = Status::Ok();
-  std::vector<double> mine = PerCallUsInterleaved(rounds, 1, kSmallBlock, calls, &st);
+  std::vector<double> mine = PerCallUsInterleaved(how.rounds, how.settle ? 1 : 0, how.block, calls, &st);
   STRATA_CHECK(st);
   if (inPlaceToo)
     for (double& t : mine) t /= 2;

@@ -52,12 +52,33 @@ int TimedRoundsWithin(double budgetUs, double usPerRunOfAll, bool inPlaceToo);
 int TimedPlansWithin(double budgetUs, const std::vector<double>& usPerRun, const std::vector<bool>& droppable,
                      bool inPlaceToo, std::vector<size_t>* keep);
 
-// Each of `plans` (one collective by several algorithms, each plan built for buffers `send` and `recv`) timed the
-// way the calibration times its calls: once each to line the ranks up, then `rounds` rounds in which each runs a
-// settling call and two timed back to back; with `inPlaceToo` every call is an out-of-place and an in-place run (`recv`
-// as both buffers). `*us` gets each plan's time per run, the median over its rounds and then over the ranks, so that
-// every rank holds the same figures.
+// How TimePlansAlike times a size class's plans: once each to line the ranks up, then `rounds` rounds in which each
+// runs a settling call (`settle`) and `block` calls timed back to back; with `inPlaceToo` every call is an
+// out-of-place and an in-place run.
+struct TimingPattern {
+  int rounds = 0;  // 0: not timed
+  bool settle = true;
+  int block = 2;
+  bool inPlaceToo = false;
+};
+
+// TimedPlansWithin's plans and rounds in the full pattern (a settling call and a block of two per round, in place too
+// where `inPlaceToo`). Where that keeps fewer than two plans and `lightToo`, the light pattern: the block of two
+// alone, out of place only, with the same dropping of the `droppable` plans, the last first. It serves the long
+// network-bound calls that the full pattern cannot fit, where the skew the previous plan left is a small part of a
+// call: 2 hosts x 2 ranks at 10 Gbit/s on the 2-core VM ran hier_leader 1.27-1.48x faster than hier at 512 KiB-1
+// MiB, the model's estimates of the two were within 8%, and untimed the model kept hier. (One call per round
+// would fit more, but a lone call measures how late its rank came: rd timed at 627 us there, 1360 us in a table.)
+// Within one host the calls are memory-bound, and warm out-of-place runs rank them as the tables' do not: 4 ranks at
+// 1 MiB, oneshot timed light 1.11x faster than rd and ran 1.19-1.21x slower in the tables; there the communicator
+// passes `lightToo` false.
+TimingPattern TimingWithin(double budgetUs, const std::vector<double>& usPerRun, const std::vector<bool>& droppable,
+                           bool inPlaceToo, bool lightToo, std::vector<size_t>* keep);
+
+// Each of `plans` (one collective by several algorithms, each plan built for buffers `send` and `recv`) timed as `how`
+// says (in place: `recv` as both buffers). `*us` gets each plan's time per run, the median over its rounds (the lower
+// middle of an even count) and then over the ranks, so that every rank holds the same figures.
 Status TimePlansAlike(const PlanGeometry& geo, const PlanRunner& run, const std::vector<Plan>& plans, const void* send,
-                      void* recv, bool inPlaceToo, int rounds, std::vector<double>* us);
+                      void* recv, const TimingPattern& how, std::vector<double>* us);
 
 }  // namespace strata

@@ -471,8 +471,10 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
     droppable.push_back(fits.size() > 1 && !IsWindowAlgo(id));
   }
   std::vector<size_t> keep;
-  const int rounds = TimedPlansWithin(kMeasureBudgetUs, usPerRun, droppable, !perRank, &keep);
-  if (rounds == 0) {
+  // Light timing only between hosts (see TimingWithin).
+  const TimingPattern how =
+      TimingWithin(kMeasureBudgetUs, usPerRun, droppable, !perRank, topology_.nhosts() > 1, &keep);
+  if (how.rounds == 0) {
     *out = selector_.choose(kind, bytes);
     return Status::Ok();
   }
@@ -488,7 +490,7 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
   std::vector<double> us;
   Status st = TimePlansAlike(
       geo_, [this](const Plan& plan, const void* s, void* r) { return runPlan(plan, s, r); }, plans, send.data(),
-      recv.data(), !perRank, rounds, &us);
+      recv.data(), how, &us);
   if (!st.ok()) return MakeError(st.code(), "timing %s algorithms: %s", CollKindName(kind), st.message().c_str());
   *out = selector_.settle(kind, bytes, timed, us);
   if (measured) *measured = true;
@@ -499,9 +501,10 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
       snprintf(buf, sizeof buf, "%s%s %.1f us", i ? ", " : "", GetAlgoInfo(timed[i]).name, us[i]);
       times += buf;
     }
-    STRATA_LOG(INFO, TUNING, "%s, size class %d (%llu B): timed %s in %.1f ms: %s (the model's choice %s)",
+    STRATA_LOG(INFO, TUNING, "%s, size class %d (%llu B): timed %s in %.1f ms%s: %s (the model's choice %s)",
                CollKindName(kind), SizeClass(bytes), static_cast<unsigned long long>(at), times.c_str(),
-               static_cast<double>(NowNs() - t0) / 1e6, GetAlgoInfo(*out).name, GetAlgoInfo(candidates[0]).name);
+               static_cast<double>(NowNs() - t0) / 1e6, how.settle ? "" : " (light: out of place, no settling call)",
+               GetAlgoInfo(*out).name, GetAlgoInfo(candidates[0]).name);
   }
   return Status::Ok();
 }

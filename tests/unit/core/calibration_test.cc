@@ -97,8 +97,11 @@ TEST(Calibration, PlansTimedAlikeGiveTheMedianOverTheRanks) {
       BusyUs(plan.algorithm == "rd" ? 100 : 300);
       return Status::Ok();
     };
+    TimingPattern how;
+    how.rounds = 5;
+    how.inPlaceToo = inPlaceToo;
     std::vector<double> us;
-    ASSERT_TRUE(TimePlansAlike(c.geo, run, plans, send.data(), recv.data(), inPlaceToo, 5, &us).ok());
+    ASSERT_TRUE(TimePlansAlike(c.geo, run, plans, send.data(), recv.data(), how, &us).ok());
     ASSERT_EQ(us.size(), 2u);
     // Per run (an out-of-place and an in-place run count as two), twice this rank's own figure.
     EXPECT_GE(us[0], 200.0);
@@ -129,8 +132,10 @@ TEST(Calibration, OfTwoRoundsAStalledOneDoesNotDecide) {
       BusyUs(inStalledBlock ? 3000 : 300);
       return Status::Ok();
     };
+    TimingPattern how;
+    how.rounds = 2;
     std::vector<double> us;
-    ASSERT_TRUE(TimePlansAlike(c.geo, run, plans, send.data(), recv.data(), false, 2, &us).ok());
+    ASSERT_TRUE(TimePlansAlike(c.geo, run, plans, send.data(), recv.data(), how, &us).ok());
     ASSERT_EQ(us.size(), 2u);
     EXPECT_GE(us[1], 300.0) << "stalled round " << stalled;
     EXPECT_LT(us[1], 400.0) << "stalled round " << stalled << ": the ring timed slower than rd";
@@ -172,6 +177,68 @@ TEST(Calibration, TimedPlansDropTheLastDroppableUntilTwoRoundsFit) {
   EXPECT_TRUE(keep.empty());
   EXPECT_EQ(TimedPlansWithin(20000, {100}, {false}, true, &keep), 0);
   EXPECT_TRUE(keep.empty());
+}
+
+// Where the full pattern keeps fewer than two plans, the light one: a block of two calls per round, out of place only,
+// no settling call; its plans leave as the full pattern's do.
+TEST(Calibration, LongCallsTheFullPatternCannotFitAreTimedLight) {
+  std::vector<size_t> keep;
+  // The full pattern fits: it is TimedPlansWithin's.
+  TimingPattern how =
+      TimingWithin(20000, {300, 300, 300, 300, 300}, {false, true, true, false, false}, true, true, &keep);
+  EXPECT_EQ(how.rounds, 2);
+  EXPECT_TRUE(how.settle);
+  EXPECT_EQ(how.block, 2);
+  EXPECT_TRUE(how.inPlaceToo);
+  EXPECT_EQ(keep, (std::vector<size_t>{0, 1, 3, 4}));
+  // 900 + 1000 + 1200 us in place: the full pattern keeps only plan 0 ((20000 / 3800 - 1) / 3 = 1.4 rounds for
+  // plans 0 and 1). Light: 3100 us a call, (20000 / 3100 - 1) / 2 = 2.7 rounds, all three plans.
+  how = TimingWithin(20000, {900, 1000, 1200}, {false, true, true}, true, true, &keep);
+  EXPECT_EQ(how.rounds, 2);
+  EXPECT_FALSE(how.settle);
+  EXPECT_EQ(how.block, 2);
+  EXPECT_FALSE(how.inPlaceToo);
+  EXPECT_EQ(keep, (std::vector<size_t>{0, 1, 2}));
+  // Light, plans leaving: 8000 us a call fits (2.5 - 1) / 2 = 0.75 rounds; without plan 2, 4000 us, (5 - 1) / 2 = 2.
+  how = TimingWithin(20000, {2000, 2000, 4000}, {false, true, true}, true, true, &keep);
+  EXPECT_EQ(how.rounds, 2);
+  EXPECT_FALSE(how.settle);
+  EXPECT_EQ(keep, (std::vector<size_t>{0, 1}));
+  // Light timing not allowed (one host): nothing is timed where the full pattern keeps fewer than two plans.
+  how = TimingWithin(20000, {900, 1000, 1200}, {false, true, true}, true, false, &keep);
+  EXPECT_EQ(how.rounds, 0);
+  EXPECT_TRUE(keep.empty());
+  // Not even two plans of light rounds: nothing is timed.
+  how = TimingWithin(20000, {4000, 4000, 4000}, {false, true, true}, true, true, &keep);
+  EXPECT_EQ(how.rounds, 0);
+  EXPECT_TRUE(keep.empty());
+}
+
+// The light pattern's calls: each plan once to line up, then a block of two per round, never in place.
+TEST(Calibration, LightPatternRunsABlockPerRoundOutOfPlace) {
+  const RdAndRing c;
+  std::vector<float> send(c.desc.count, 1.0f), recv(c.desc.count);
+  int rdCalls = 0, ringCalls = 0, inPlace = 0;
+  PlanRunner run = [&](const Plan& plan, const void* in, void* out) {
+    if (AnswerFigures(plan, in, out, 4)) return Status::Ok();
+    inPlace += in == out;
+    ++(plan.algorithm == "rd" ? rdCalls : ringCalls);
+    BusyUs(plan.algorithm == "rd" ? 500 : 250);
+    return Status::Ok();
+  };
+  TimingPattern how;
+  how.rounds = 3;
+  how.settle = false;
+  std::vector<double> us;
+  ASSERT_TRUE(TimePlansAlike(c.geo, run, c.plans, send.data(), recv.data(), how, &us).ok());
+  EXPECT_EQ(rdCalls, 7);  // 1 + 3 x 2
+  EXPECT_EQ(ringCalls, 7);
+  EXPECT_EQ(inPlace, 0);
+  ASSERT_EQ(us.size(), 2u);
+  EXPECT_GE(us[0], 500.0);
+  EXPECT_LT(us[0], 750.0);
+  EXPECT_GE(us[1], 250.0);
+  EXPECT_LT(us[1], 500.0);
 }
 
 TEST(Calibration, NetworkLatencyIsWhatTheRingSpendsOnItsHopsBetweenHosts) {
