@@ -76,13 +76,26 @@ struct RdAndRing {
   }
 };
 
+// RdAndRing's two plans timed by `run` in `rounds` rounds of the full pattern (or, without `settle`, the light one):
+// each one's time per run, as every rank would hold it.
+std::vector<double> TimeRdAndRing(const RdAndRing& c, const PlanRunner& run, int rounds, bool settle, bool inPlaceToo) {
+  std::vector<float> send(c.desc.count, 1.0f), recv(c.desc.count);
+  TimingPattern how;
+  how.rounds = rounds;
+  how.settle = settle;
+  how.inPlaceToo = inPlaceToo;
+  std::vector<double> us;
+  EXPECT_TRUE(TimePlansAlike(c.geo, run, c.plans, send.data(), recv.data(), how, &us).ok());
+  EXPECT_EQ(us.size(), 2u);
+  us.resize(2, 0.0);
+  return us;
+}
+
 // Candidates timed alike: each plan's time per run, the median over the rounds, then over the ranks. The fake
 // allgather answers as if the other three ranks had measured 2, 3 and 4 times this rank's figures, so the median
 // over the four (the lower middle one) is twice them.
 TEST(Calibration, PlansTimedAlikeGiveTheMedianOverTheRanks) {
   const RdAndRing c;
-  const std::vector<Plan>& plans = c.plans;
-  std::vector<float> send(c.desc.count, 1.0f), recv(c.desc.count);
   for (bool inPlaceToo : {true, false}) {
     int inPlace = 0, outOfPlace = 0;
     PlanRunner run = [&](const Plan& plan, const void* in, void* out) {
@@ -97,12 +110,7 @@ TEST(Calibration, PlansTimedAlikeGiveTheMedianOverTheRanks) {
       BusyUs(plan.algorithm == "rd" ? 100 : 300);
       return Status::Ok();
     };
-    TimingPattern how;
-    how.rounds = 5;
-    how.inPlaceToo = inPlaceToo;
-    std::vector<double> us;
-    ASSERT_TRUE(TimePlansAlike(c.geo, run, plans, send.data(), recv.data(), how, &us).ok());
-    ASSERT_EQ(us.size(), 2u);
+    const std::vector<double> us = TimeRdAndRing(c, run, 5, true, inPlaceToo);
     // Per run (an out-of-place and an in-place run count as two), twice this rank's own figure.
     EXPECT_GE(us[0], 200.0);
     EXPECT_LT(us[0], 300.0);
@@ -116,8 +124,6 @@ TEST(Calibration, PlansTimedAlikeGiveTheMedianOverTheRanks) {
 // Of two rounds the lower one counts: a round in which the machine stalled does not decide.
 TEST(Calibration, OfTwoRoundsAStalledOneDoesNotDecide) {
   const RdAndRing c;
-  const std::vector<Plan>& plans = c.plans;
-  std::vector<float> send(c.desc.count, 1.0f), recv(c.desc.count);
   for (int stalled : {1, 2}) {
     int ringCalls = 0;
     PlanRunner run = [&](const Plan& plan, const void* in, void* out) {
@@ -132,11 +138,7 @@ TEST(Calibration, OfTwoRoundsAStalledOneDoesNotDecide) {
       BusyUs(inStalledBlock ? 3000 : 300);
       return Status::Ok();
     };
-    TimingPattern how;
-    how.rounds = 2;
-    std::vector<double> us;
-    ASSERT_TRUE(TimePlansAlike(c.geo, run, plans, send.data(), recv.data(), how, &us).ok());
-    ASSERT_EQ(us.size(), 2u);
+    const std::vector<double> us = TimeRdAndRing(c, run, 2, true, false);
     EXPECT_GE(us[1], 300.0) << "stalled round " << stalled;
     EXPECT_LT(us[1], 400.0) << "stalled round " << stalled << ": the ring timed slower than rd";
     EXPECT_GE(us[0], 400.0);
@@ -217,7 +219,6 @@ TEST(Calibration, LongCallsTheFullPatternCannotFitAreTimedLight) {
 // The light pattern's calls: each plan once to line up, then a block of two per round, never in place.
 TEST(Calibration, LightPatternRunsABlockPerRoundOutOfPlace) {
   const RdAndRing c;
-  std::vector<float> send(c.desc.count, 1.0f), recv(c.desc.count);
   int rdCalls = 0, ringCalls = 0, inPlace = 0;
   PlanRunner run = [&](const Plan& plan, const void* in, void* out) {
     if (AnswerFigures(plan, in, out, 4)) return Status::Ok();
@@ -226,15 +227,10 @@ TEST(Calibration, LightPatternRunsABlockPerRoundOutOfPlace) {
     BusyUs(plan.algorithm == "rd" ? 500 : 250);
     return Status::Ok();
   };
-  TimingPattern how;
-  how.rounds = 3;
-  how.settle = false;
-  std::vector<double> us;
-  ASSERT_TRUE(TimePlansAlike(c.geo, run, c.plans, send.data(), recv.data(), how, &us).ok());
+  const std::vector<double> us = TimeRdAndRing(c, run, 3, false, false);
   EXPECT_EQ(rdCalls, 7);  // 1 + 3 x 2
   EXPECT_EQ(ringCalls, 7);
   EXPECT_EQ(inPlace, 0);
-  ASSERT_EQ(us.size(), 2u);
   EXPECT_GE(us[0], 500.0);
   EXPECT_LT(us[0], 750.0);
   EXPECT_GE(us[1], 250.0);
