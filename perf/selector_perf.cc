@@ -223,8 +223,9 @@ class Session {
     return true;
   }
 
-  // Rounds [from, to) at this size: the communicators take turns, a block of k calls out of place and then one in
-  // place each, the first one moving round by round. Appends this rank's time per call of every block to mine[c].
+  // Rounds [from, to) at this size: the communicators take turns, each a block of k calls out of place and then a
+  // block of k in place, the first one moving round by round. Appends this rank's time per call of every block to
+  // mine[c].
   void runRounds(size_t count, int k, int from, int to, const std::vector<std::string>& ran,
                  std::vector<std::vector<double>>* mine) {
     const size_t nc = comms_.size();

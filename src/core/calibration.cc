@@ -371,11 +371,13 @@ int TimedPlansWithin(double budgetUs, const std::vector<double>& usPerRun, const
 TimingPattern TimingWithin(double budgetUs, const std::vector<double>& usPerRun, const std::vector<bool>& droppable,
                            bool inPlaceToo, bool lightToo, std::vector<size_t>* keep) {
   TimingPattern full;
+  full.block = kSmallBlock;
   full.inPlaceToo = inPlaceToo;
   full.rounds = TimedPlansWithin(budgetUs, usPerRun, droppable, inPlaceToo, keep);
   if (full.rounds > 0 || !lightToo) return full;
   TimingPattern light;
   light.settle = false;
+  light.block = kSmallBlock;
   light.inPlaceToo = false;
   light.rounds = KeepWithin(budgetUs, usPerRun, droppable, 1, light.block, keep);
   return light;
