@@ -7,10 +7,10 @@ same run, interleaved (strata, gloo, strata, gloo, ...):
    time in communication per step from the profiler: the wall time during which at least one of the
    backend's all_reduce events ("strata:all_reduce", "gloo:all_reduce"; each spans the call to its
    completion on the backend's thread) was open. Each rank's figure includes the time it waited for
-   later ranks to call the same all_reduce; with more ranks than cores the ranks' compute drifts apart
-   by tens of milliseconds a step, and that wait is the same whatever the backend. So the table also
-   shows the time in all_reduce once every rank has called it: the union of the intervals from the
-   last rank's call of each all_reduce to its last completion, on a clock every rank shares.
+   later ranks to call the same all_reduce; the ranks' compute drifts apart by tens of milliseconds a
+   step (over 100 with 4 ranks on 2 cores), and that wait is the same whatever the backend. So the
+   table also shows the time in all_reduce once every rank has called it: the union of the intervals
+   from the last rank's call of each all_reduce to its last completion, on a clock every rank shares.
 
 Every figure is the slowest rank's; each repetition prints a line and the end a table of medians
 (min-max). Ranks are forked from this process, one intra-op thread each (as torchrun sets).
@@ -68,16 +68,20 @@ def bench_allreduce(groups, n, args, results):
                       f"busbw {algbw * 2 * (n - 1) / n:6.3f} GB/s", flush=True)
 
 
-def in_flight_ms(prof, event_name):
-    """Wall time during which at least one `event_name` event was open: the union of the events'
-    intervals, so that buckets queued behind each other are not counted twice."""
-    spans = sorted((e.time_range.start, e.time_range.end) for e in prof.events() if e.name == event_name)
+def union_length(intervals):
+    """The length of the union of (start, end) intervals: overlapping ones count once."""
     total, end = 0.0, float("-inf")
-    for a, b in spans:
+    for a, b in sorted(intervals):
         if b > end:
             total += b - max(a, end)
             end = b
-    return total / 1e3
+    return total
+
+
+def in_flight_ms(prof, event_name):
+    """Wall time during which at least one `event_name` event was open: the union of the events'
+    intervals, so that buckets queued behind each other are not counted twice."""
+    return union_length((e.time_range.start, e.time_range.end) for e in prof.events() if e.name == event_name) / 1e3
 
 
 def event_spans(prof, event_name, marker):
@@ -95,14 +99,8 @@ def all_in_ms(spans_per_rank):
     union, over the calls, of [the last rank's call, the last rank's completion]. Every rank issues the
     same calls in the same order, so the k-th span of each rank belongs to the k-th call."""
     calls = min(len(s) for s in spans_per_rank)
-    intervals = sorted((max(s[k][0] for s in spans_per_rank), max(s[k][1] for s in spans_per_rank))
-                       for k in range(calls))
-    total, end = 0.0, float("-inf")
-    for a, b in intervals:
-        if b > end:
-            total += b - max(a, end)
-            end = b
-    return total * 1e3
+    return union_length((max(s[k][0] for s in spans_per_rank), max(s[k][1] for s in spans_per_rank))
+                        for k in range(calls)) * 1e3
 
 
 def make_mlp():
