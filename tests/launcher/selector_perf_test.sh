@@ -18,20 +18,35 @@ run() {
   local rows
   rows=$(grep -cE '^\| [0-9]+ \|' <<<"$out")
   [[ $rows -eq 4 ]] || fail "$rows rows, expected 4"
+  local chosen marked
+  chosen=$(grep -E '^\| [0-9]+ \|' <<<"$out" | awk -F'|' '$8 !~ /^ *- *$/' | grep -c . || true)
+  marked=$(grep -E '^\| [0-9]+ \|' <<<"$out" | awk -F'|' '$8 ~ /\*\*/' | grep -c . || true)
+  grep -q "^# sizes whose choice, forced, ran over 1.10x the best forced algorithm: $marked of $chosen$" <<<"$out" ||
+    fail "choice count: not $marked of $chosen"
   grep -E '^\| [0-9]+ \|' <<<"$out"
 }
 
 # One host: ring, rd and oneshot timed (numbers), hier a fallback ("-"); the header names them in order.
 rows=$(run 1 -A ring,rd,oneshot,hier)
 awk -F'|' '{
-  for (c = 2; c <= 8; c++) if (c != 4 && c != 6 && $c !~ /^ *[0-9.]+( \*\*)? *$/) { print "FAIL: column " c ": " $0; bad = 1 }
-  if ($10 !~ /^ *[0-9.]+ *$/ || $11 !~ /^ *[0-9.]+ *$/ || $12 !~ /^ *[0-9.]+ *$/) { print "FAIL: a forced column not timed: " $0; bad = 1 }
-  if ($13 !~ /^ *- *$/) { print "FAIL: hier on one host timed: " $0; bad = 1 }
+  for (c = 2; c <= 9; c++) if (c != 4 && c != 6 && c != 8 && $c !~ /^ *[0-9.]+( \*\*)? *$/) { print "FAIL: column " c ": " $0; bad = 1 }
+  if ($11 !~ /^ *[0-9.]+ *$/ || $12 !~ /^ *[0-9.]+ *$/ || $13 !~ /^ *[0-9.]+ *$/) { print "FAIL: a forced column not timed: " $0; bad = 1 }
+  if ($14 !~ /^ *- *$/) { print "FAIL: hier on one host timed: " $0; bad = 1 }
+} END { exit bad }' <<<"$rows" >&2 || exit 1
+# The choice column: where the selector ran ring, rd or oneshot, that forced column over the best forced one (by hand
+# from the row, to the printed two decimals); "-" where it ran an algorithm not forced here.
+awk -F'|' '{
+  ran = $4; gsub(/ /, "", ran); col = ran == "ring" ? 11 : ran == "rd" ? 12 : ran == "oneshot" ? 13 : 0
+  best = $5 + 0
+  if (col == 0) { if ($8 !~ /^ *- *$/) { print "FAIL: choice given for " ran ": " $0; bad = 1 }; next }
+  want = sprintf("%.2f", ($col + 0) / best); got = $8; sub(/ \*\*/, "", got); gsub(/ /, "", got)
+  if (got + 0 < want - 0.011 || got + 0 > want + 0.011) { print "FAIL: choice " got ", expected " want ": " $0; bad = 1 }
+  if ((want > 1.10) != ($8 ~ /\*\*/)) { print "FAIL: choice mark: " $0; bad = 1 }
 } END { exit bad }' <<<"$rows" >&2 || exit 1
 
 # Two fake hosts: hier fits and is timed.
 rows=$(run 2 -A ring,hier)
-awk -F'|' '$11 !~ /^ *[0-9.]+ *$/ { print "FAIL: hier on two hosts not timed: " $0; bad = 1 } END { exit bad }' <<<"$rows" >&2 ||
+awk -F'|' '$12 !~ /^ *[0-9.]+ *$/ { print "FAIL: hier on two hosts not timed: " $0; bad = 1 } END { exit bad }' <<<"$rows" >&2 ||
   exit 1
 
 # A size over 1.05x gets -x more rounds: the selector's communicator held to the ring (STRATA_ALGO) against rd
@@ -49,6 +64,9 @@ first=$(awk '{ if ($NF + 0 > 1.10) n++ } END { print n + 0 }' <<<"$rows")
 final=$(grep -c ' \*\* |' <<<"$rows" || true)
 grep -q "^# sizes over 1.10x the best forced algorithm after 2 rounds: $first$" <<<"$out" || fail "-x 3: first count"
 grep -q "^# sizes over 1.10x the best forced algorithm: $final$" <<<"$out" || fail "-x 3: final count"
+# The selector ran the ring, which is not forced here: no choice to judge.
+grep -q "^# sizes whose choice, forced, ran over 1.10x the best forced algorithm: 0 of 0$" <<<"$out" ||
+  fail "-x 3: choice count"
 
 # Bad flags: exit 2 and a message naming the flag, without starting a communicator.
 set +e
