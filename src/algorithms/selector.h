@@ -80,6 +80,8 @@ constexpr double kMeasureBudgetUs = 20000;
 constexpr double kMeasureMargin = 1.6;
 constexpr size_t kMeasureMaxCandidates = 3;
 constexpr double kMeasureTie = 1.02;
+// Where the two fastest timed candidates come out within this ratio, they are timed again (LookAgainAtCloseCall).
+constexpr double kMeasureCloseCall = 1.15;
 
 // Up to this size an allreduce runs rd unless another algorithm's estimate is below rd's divided by the margin.
 constexpr uint64_t kSmallAllReduceBytes = 4 << 10;

@@ -398,4 +398,28 @@ Status TimePlansAlike(const PlanGeometry& geo, const PlanRunner& run, const std:
   return MedianOverRanks(geo, run, mine, us);
 }
 
+Status LookAgainAtCloseCall(const PlanGeometry& geo, const PlanRunner& run, const std::vector<Plan>& plans,
+                            const void* send, void* recv, double budgetUs, bool inPlaceToo, bool lightToo,
+                            double closeRatio, std::vector<double>* us, std::vector<size_t>* again) {
+  again->clear();
+  std::vector<size_t> order;
+  for (size_t i = 0; i < us->size() && i < plans.size(); ++i)
+    if ((*us)[i] > 0) order.push_back(i);
+  if (order.size() < 2) return Status::Ok();
+  std::partial_sort(order.begin(), order.begin() + 2, order.end(),
+                    [us](size_t a, size_t b) { return (*us)[a] < (*us)[b]; });
+  const size_t first = order[0], second = order[1];
+  if ((*us)[second] > (*us)[first] * closeRatio) return Status::Ok();
+  std::vector<size_t> keep;
+  const TimingPattern how =
+      TimingWithin(budgetUs, {(*us)[first], (*us)[second]}, {false, false}, inPlaceToo, lightToo, &keep);
+  if (how.rounds == 0) return Status::Ok();
+  std::vector<double> twice;
+  STRATA_CHECK(TimePlansAlike(geo, run, {plans[first], plans[second]}, send, recv, how, &twice));
+  (*us)[first] = ((*us)[first] + twice[0]) / 2;
+  (*us)[second] = ((*us)[second] + twice[1]) / 2;
+  *again = {first, second};
+  return Status::Ok();
+}
+
 }  // namespace strata

@@ -237,6 +237,63 @@ TEST(Calibration, LightPatternRunsABlockPerRoundOutOfPlace) {
   EXPECT_LT(us[1], 500.0);
 }
 
+// A close call: the two fastest figures within 1.15x of each other are timed again, and each becomes the mean of its
+// two timings; a third, slower plan does not run again. A clear lead, a single figure, or a pair too long for the
+// budget runs nothing.
+TEST(Calibration, ACloseCallIsTimedAgainAndTheFiguresAveraged) {
+  RdAndRing c;
+  c.plans.insert(c.plans.begin(), BuildPlanWith(AlgoId::Rhd, c.desc, c.geo));  // rhd, rd, ring
+  std::vector<float> send(c.desc.count, 1.0f), recv(c.desc.count);
+  int rhdCalls = 0, rdCalls = 0, ringCalls = 0;
+  PlanRunner run = [&](const Plan& plan, const void* in, void* out) {
+    if (AnswerFigures(plan, in, out, 4)) return Status::Ok();
+    if (plan.algorithm == "rhd") ++rhdCalls;
+    if (plan.algorithm == "rd") ++rdCalls;
+    if (plan.algorithm == "ring") ++ringCalls;
+    BusyUs(plan.algorithm == "rd" ? 300 : 100);
+    return Status::Ok();
+  };
+  auto look = [&](std::vector<double> us, double budgetUs, std::vector<size_t>* again) {
+    rhdCalls = rdCalls = ringCalls = 0;
+    EXPECT_TRUE(
+        LookAgainAtCloseCall(c.geo, run, c.plans, send.data(), recv.data(), budgetUs, false, false, 1.15, &us, again)
+            .ok());
+    return us;
+  };
+  std::vector<size_t> again;
+  // rd 100 and the ring 110 us: within 1.15x. Their second timing (5 rounds of the full pattern: (20000 / 210 - 1) / 3
+  // rounds fit) measures rd at 300 and the ring at 100, so the means are about 200 and 105: the ring ahead now.
+  std::vector<double> us = look({400, 100, 110}, 20000, &again);
+  EXPECT_EQ(again, (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(rhdCalls, 0);
+  EXPECT_EQ(rdCalls, 16);  // 1 to line up, 5 rounds of a settling call and a block of two
+  EXPECT_EQ(ringCalls, 16);
+  EXPECT_EQ(us[0], 400);
+  EXPECT_GE(us[1], 200.0);
+  EXPECT_LT(us[1], 260.0);
+  EXPECT_GE(us[2], 105.0);
+  EXPECT_LT(us[2], 140.0);
+  // The fastest two need not come first: the ring 100, rhd 110.
+  us = look({110, 300, 100}, 20000, &again);
+  EXPECT_EQ(again, (std::vector<size_t>{2, 0}));
+  EXPECT_EQ(rdCalls, 0);
+  EXPECT_EQ(rhdCalls, 16);
+  // 1.2x apart: no second look.
+  us = look({400, 100, 120}, 20000, &again);
+  EXPECT_TRUE(again.empty());
+  EXPECT_EQ(rhdCalls + rdCalls + ringCalls, 0);
+  EXPECT_EQ(us, (std::vector<double>{400, 100, 120}));
+  // One figure (the others not timed): nothing to compare.
+  us = look({0, 100, 0}, 20000, &again);
+  EXPECT_TRUE(again.empty());
+  EXPECT_EQ(rhdCalls + rdCalls + ringCalls, 0);
+  // Two rounds of the pair do not fit the budget: nothing runs.
+  us = look({0, 9000, 9500}, 20000, &again);
+  EXPECT_TRUE(again.empty());
+  EXPECT_EQ(rhdCalls + rdCalls + ringCalls, 0);
+  EXPECT_EQ(us, (std::vector<double>{0, 9000, 9500}));
+}
+
 TEST(Calibration, NetworkLatencyIsWhatTheRingSpendsOnItsHopsBetweenHosts) {
   PlanGeometry geo;
   geo.nranks = 4;
