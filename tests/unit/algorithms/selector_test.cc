@@ -151,7 +151,8 @@ std::vector<AlgoId> CloseByBruteForce(CollKind kind, uint64_t bytes, const CostI
   const AlgoId pick = Cheapest(kind, bytes, in);
   const double pickUs = EstimateUs(GetAlgoInfo(pick).name, kind, bytes, in);
   std::vector<AlgoId> out = {pick};
-  if (bytes < 16384 || pickUs < 0 || kind == CollKind::Broadcast || kind == CollKind::Reduce) return out;
+  const uint64_t minBytes = in.nhosts > 1 ? 4096 : 16384;  // what is timed: from 16 KiB, across hosts from 4 KiB
+  if (bytes < minBytes || pickUs < 0 || kind == CollKind::Broadcast || kind == CollKind::Reduce) return out;
   std::vector<std::pair<double, int>> rest;
   for (const AlgoInfo& a : AlgoTable()) {
     if (!a.implemented || a.id == pick || !AlgoServes(a.id, kind)) continue;
@@ -201,6 +202,21 @@ TEST(Selector, CandidatesAtTheRdRhdCrossoverOfFourRanks) {
   // Rooted collectives: the model alone (their leaves run ahead of the root through the FIFOs).
   EXPECT_EQ(sel.candidates(CollKind::Reduce, 256 << 10).size(), 1u);
   EXPECT_EQ(sel.candidates(CollKind::Broadcast, 256 << 10).size(), 1u);
+}
+
+// Across hosts the timed classes start at 4 KiB: 2 hosts x 2 ranks at 1 Gbit/s time rd against the hierarchical
+// algorithms there; one host leaves 4 and 8 KiB to the model.
+TEST(Selector, AcrossHostsTheFewKiBClassesAreTimedToo) {
+  AlgoSelector across(Shape(2, 2, 0.125));
+  EXPECT_EQ(across.candidates(CollKind::AllReduce, 2 << 10).size(), 1u);
+  for (uint64_t bytes : {uint64_t{4} << 10, uint64_t{8} << 10}) {
+    const std::vector<AlgoId> got = across.candidates(CollKind::AllReduce, bytes);
+    EXPECT_GE(got.size(), 2u) << bytes;
+    EXPECT_NE(std::find(got.begin(), got.end(), AlgoId::Rd), got.end()) << bytes;
+  }
+  AlgoSelector one(Shape(1, 4, 0));
+  EXPECT_EQ(one.candidates(CollKind::AllReduce, 4 << 10).size(), 1u);
+  EXPECT_EQ(one.candidates(CollKind::AllReduce, 8 << 10).size(), 1u);
 }
 
 TEST(Selector, SettleKeepsTheFastestBeyondTheTie) {
