@@ -108,16 +108,13 @@ std::vector<AlgoId> AlgoSelector::candidates(CollKind kind, uint64_t bytes) cons
   if (kind == CollKind::Broadcast || kind == CollKind::Reduce) return out;
   if (at < (in_.nhosts > 1 ? kMeasureMinBytesAcrossHosts : kMeasureMinBytes) || pickUs < 0) return out;
   std::vector<std::pair<double, AlgoId>> close;
-  std::vector<AlgoId> windows;
+  std::vector<AlgoId> always;
   for (const AlgoInfo& a : AlgoTable()) {
     if (!a.implemented || a.id == pick) continue;
     const double t = estimateUs(a.id, kind, at);
     if (t < 0) continue;
-    if (IsWindowAlgo(a.id) && at > kWindowAlgoSelectMaxBytes) {
-      // Above kWindowAlgoSelectMaxBytes the model's estimates do not rank the window algorithms (see evaluate: too
-      // low on 2 ranks; on 4 ranks of the development VM oneshot's came out at 2.3-3.0x rhd's at 512 KiB, where the
-      // two ran within 1.2x of each other), so they are timed wherever they fit.
-      windows.push_back(a.id);
+    if (timedWherever(a.id, at)) {
+      always.push_back(a.id);
       continue;
     }
     if (t <= pickUs * kMeasureMargin) close.emplace_back(t, a.id);
@@ -127,8 +124,18 @@ std::vector<AlgoId> AlgoSelector::candidates(CollKind kind, uint64_t bytes) cons
       [](const std::pair<double, AlgoId>& x, const std::pair<double, AlgoId>& y) { return x.first < y.first; });
   for (const auto& c : close)
     if (out.size() < kMeasureMaxCandidates) out.push_back(c.second);
-  out.insert(out.end(), windows.begin(), windows.end());
+  out.insert(out.end(), always.begin(), always.end());
   return out;
+}
+
+bool AlgoSelector::timedWherever(AlgoId id, uint64_t bytes) const {
+  // Above kWindowAlgoSelectMaxBytes the model's estimates do not rank the window algorithms (see evaluate: too low on
+  // 2 ranks; on 4 ranks of the development VM oneshot's came out at 2.3-3.0x rhd's at 512 KiB, where the two ran
+  // within 1.2x of each other), so they are timed wherever they fit.
+  if (IsWindowAlgo(id)) return ClassBytes(bytes) > kWindowAlgoSelectMaxBytes;
+  // Nor does it rank hier_leader across hosts: over 2 hosts x 2 ranks at 10 Gbit/s it ran 1.5-1.6x faster than hier
+  // and the ring at 512 KiB - 1 MiB, where it was often left out of the timed candidates (docs/PERFORMANCE.md).
+  return id == AlgoId::HierLeader && in_.nhosts > 1;
 }
 
 AlgoId AlgoSelector::settle(CollKind kind, uint64_t bytes, const std::vector<AlgoId>& candidates,

@@ -40,10 +40,14 @@ class AlgoSelector {
   // The algorithms worth timing for the size class of `bytes`: the model's choice first, then every other
   // implemented algorithm whose estimate at the class's power of two is within kMeasureMargin of it, cheapest
   // first, at most kMeasureMaxCandidates in all, and above kWindowAlgoSelectMaxBytes oneshot and twoshot wherever they
-  // fit (the model cannot rank them there). Only the model's choice below kMeasureMinBytes (across hosts
-  // kMeasureMinBytesAcrossHosts) and for broadcast and
-  // reduce. (Whether the candidates' timing fits kMeasureBudgetUs is the caller's to decide.)
+  // fit (the model cannot rank them there), and across hosts hier_leader (timedWherever). Only the model's choice below
+  // kMeasureMinBytes (across hosts kMeasureMinBytesAcrossHosts) and for broadcast and reduce. (Whether the
+  // candidates' timing fits kMeasureBudgetUs is the caller's to decide.)
   std::vector<AlgoId> candidates(CollKind kind, uint64_t bytes) const;
+  // Whether `id` is timed in the size class of `bytes` whatever the model estimates (where it fits, and the class is
+  // timed at all): the window algorithms above kWindowAlgoSelectMaxBytes, hier_leader across hosts. The caller keeps
+  // them when the budget drops the model's other alternatives.
+  bool timedWherever(AlgoId id, uint64_t bytes) const;
   // Records the fastest of `candidates` by the times measured for them (`us[i]` for `candidates[i]`, the same on
   // every rank) as the choice of the size class, and returns it. The model's choice (the first) stays unless
   // another is faster by more than kMeasureTie; a candidate with no time (<= 0) is passed over.

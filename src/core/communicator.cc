@@ -460,7 +460,7 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
   // By the model, each at least the model's choice's; the window algorithms at the model's choice's (their estimates
   // above kWindowAlgoSelectMaxBytes rank nothing, see AlgoSelector::candidates).
   std::vector<double> usPerRun;
-  std::vector<bool> droppable;  // the model's close alternatives; its choice and the window algorithms stay
+  std::vector<bool> droppable;  // the model's close alternatives; its choice and those timed wherever they fit stay
   const double pickUs = selector_.estimateUs(candidates[0], kind, at);
   for (AlgoId id : candidates) {
     Plan plan = BuildPlanWith(id, d, geo_);
@@ -468,7 +468,7 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
     built.push_back(std::move(plan));
     fits.push_back(id);
     usPerRun.push_back(IsWindowAlgo(id) ? pickUs : std::max(selector_.estimateUs(id, kind, at), pickUs));
-    droppable.push_back(fits.size() > 1 && !IsWindowAlgo(id));
+    droppable.push_back(fits.size() > 1 && !selector_.timedWherever(id, at));
   }
   std::vector<size_t> keep;
   // Light timing only between hosts (see TimingWithin).

@@ -145,8 +145,7 @@ CostInputs OneHostWindows() {
 
 // The brute-force list: the model's choice, then every other implemented algorithm serving `kind` within the
 // margin of it, by estimate (ties in table order), three at most; oneshot and twoshot beside them above 8 KiB where
-// they fit;
-// rooted collectives never.
+// they fit, and hier_leader across hosts; rooted collectives never.
 std::vector<AlgoId> CloseByBruteForce(CollKind kind, uint64_t bytes, const CostInputs& in) {
   const AlgoId pick = Cheapest(kind, bytes, in);
   const double pickUs = EstimateUs(GetAlgoInfo(pick).name, kind, bytes, in);
@@ -157,6 +156,7 @@ std::vector<AlgoId> CloseByBruteForce(CollKind kind, uint64_t bytes, const CostI
   for (const AlgoInfo& a : AlgoTable()) {
     if (!a.implemented || a.id == pick || !AlgoServes(a.id, kind)) continue;
     if ((a.id == AlgoId::OneShot || a.id == AlgoId::TwoShot) && bytes > 8192) continue;
+    if (a.id == AlgoId::HierLeader && in.nhosts > 1) continue;
     const double t = EstimateUs(a.name, kind, bytes, in);
     if (t >= 0 && t <= 1.6 * pickUs) rest.emplace_back(t, static_cast<int>(a.id));
   }
@@ -164,6 +164,10 @@ std::vector<AlgoId> CloseByBruteForce(CollKind kind, uint64_t bytes, const CostI
   for (size_t i = 0; i < rest.size() && out.size() < 3; ++i) out.push_back(static_cast<AlgoId>(rest[i].second));
   for (AlgoId w : {AlgoId::OneShot, AlgoId::TwoShot})
     if (bytes > 8192 && AlgoServes(w, kind) && EstimateUs(GetAlgoInfo(w).name, kind, bytes, in) >= 0) out.push_back(w);
+  // Across hosts hier_leader beside them wherever it serves.
+  if (in.nhosts > 1 && pick != AlgoId::HierLeader && AlgoServes(AlgoId::HierLeader, kind) &&
+      EstimateUs("hier_leader", kind, bytes, in) >= 0)
+    out.push_back(AlgoId::HierLeader);
   return out;
 }
 
@@ -205,7 +209,7 @@ TEST(Selector, CandidatesAtTheRdRhdCrossoverOfFourRanks) {
 }
 
 // Across hosts the timed classes start at 4 KiB: 2 hosts x 2 ranks at 1 Gbit/s time rd against the hierarchical
-// algorithms there; one host leaves 4 and 8 KiB to the model.
+// algorithms there; one host leaves 4 and 8 KiB to the model. hier_leader is timed across hosts wherever it serves.
 TEST(Selector, AcrossHostsTheFewKiBClassesAreTimedToo) {
   AlgoSelector across(Shape(2, 2, 0.125));
   EXPECT_EQ(across.candidates(CollKind::AllReduce, 2 << 10).size(), 1u);
@@ -214,7 +218,17 @@ TEST(Selector, AcrossHostsTheFewKiBClassesAreTimedToo) {
     EXPECT_GE(got.size(), 2u) << bytes;
     EXPECT_NE(std::find(got.begin(), got.end(), AlgoId::Rd), got.end()) << bytes;
   }
+  // hier_leader is timed wherever it serves across hosts, whatever the model estimates (the last candidate).
+  for (uint64_t bytes : {uint64_t{16} << 10, uint64_t{1} << 20}) {
+    const std::vector<AlgoId> got = across.candidates(CollKind::AllReduce, bytes);
+    EXPECT_TRUE(got[0] == AlgoId::HierLeader || got.back() == AlgoId::HierLeader) << bytes;
+    EXPECT_EQ(std::count(got.begin(), got.end(), AlgoId::HierLeader), 1) << bytes;
+    EXPECT_TRUE(across.timedWherever(AlgoId::HierLeader, bytes));
+  }
   AlgoSelector one(Shape(1, 4, 0));
+  EXPECT_FALSE(one.timedWherever(AlgoId::HierLeader, 1 << 20));
+  EXPECT_TRUE(one.timedWherever(AlgoId::OneShot, 16 << 10));
+  EXPECT_FALSE(one.timedWherever(AlgoId::OneShot, 8 << 10));
   EXPECT_EQ(one.candidates(CollKind::AllReduce, 4 << 10).size(), 1u);
   EXPECT_EQ(one.candidates(CollKind::AllReduce, 8 << 10).size(), 1u);
 }
