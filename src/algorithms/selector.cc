@@ -106,7 +106,7 @@ std::vector<AlgoId> AlgoSelector::candidates(CollKind kind, uint64_t bytes) cons
   // Rooted collectives are not timed: their leaves can run calls ahead of the root through the FIFOs, so a rank's
   // time per call does not show the collective's.
   if (kind == CollKind::Broadcast || kind == CollKind::Reduce) return out;
-  if (at < (in_.nhosts > 1 ? kMeasureMinBytesAcrossHosts : kMeasureMinBytes) || pickUs < 0) return out;
+  if (at < kMeasureMinBytes || pickUs < 0) return out;
   std::vector<std::pair<double, AlgoId>> close;
   std::vector<AlgoId> always;
   for (const AlgoInfo& a : AlgoTable()) {

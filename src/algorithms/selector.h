@@ -41,8 +41,8 @@ class AlgoSelector {
   // implemented algorithm whose estimate at the class's power of two is within kMeasureMargin of it, cheapest
   // first, at most kMeasureMaxCandidates in all, and above kWindowAlgoSelectMaxBytes oneshot and twoshot wherever they
   // fit (the model cannot rank them there), and across hosts hier_leader (timedWherever). Only the model's choice below
-  // kMeasureMinBytes (across hosts kMeasureMinBytesAcrossHosts) and for broadcast and reduce. (Whether the
-  // candidates' timing fits kMeasureBudgetUs is the caller's to decide.)
+  // kMeasureMinBytes and for broadcast and reduce. (Whether the candidates' timing fits kMeasureBudgetUs is the
+  // caller's to decide.)
   std::vector<AlgoId> candidates(CollKind kind, uint64_t bytes) const;
   // Whether `id` is timed in the size class of `bytes` whatever the model estimates (where it fits, and the class is
   // timed at all): the window algorithms above kWindowAlgoSelectMaxBytes, hier_leader across hosts. The caller keeps
@@ -75,15 +75,14 @@ constexpr uint64_t kWindowAlgoSelectMaxBytes = 8 << 10;
 
 uint64_t SelectorBytes(const CollDesc& desc, int nranks);
 
-// Measured crossovers: size classes from kMeasureMinBytes (kMeasureMinBytesAcrossHosts on a communicator that spans
-// hosts) time the algorithms estimated within kMeasureMargin of the model's choice at their first call (at most
-// kMeasureMaxCandidates), in as many rounds as fit kMeasureBudgetUs by the model's estimates (none when two do not
-// fit). Below, the calibration's small-call times decide; the classes too long to time are bandwidth-bound, where the
-// model was within 10% of the best forced algorithm on every shape measured (docs/PERFORMANCE.md). Across hosts the
-// model prices a few KiB at the network's rate, which a shaped link's burst does not charge: over 2 hosts x 2 ranks
-// at 1 Gbit/s it put 4 KiB on hier_leader, 1.39x slower than rd forced, in one job of four.
+// Measured crossovers: size classes from kMeasureMinBytes time the algorithms estimated within kMeasureMargin of the
+// model's choice at their first call (at most kMeasureMaxCandidates, and those timedWherever), in as many rounds as
+// fit kMeasureBudgetUs by the model's estimates (none when two do not fit). Below, the calibration's small-call times
+// decide; the classes too long to time are bandwidth-bound, where the model was within 10% of the best forced
+// algorithm on every shape measured (docs/PERFORMANCE.md). (Timing from 4 KiB across hosts was tried: over 2 hosts
+// x 2 ranks at 1 Gbit/s it mended the model's 4 KiB and ran rd at 8 KiB, 1.28-1.53x slower than hier_leader, in
+// three jobs of six; a shaped link's burst lets a short timing's bytes through that a sustained run pays for.)
 constexpr uint64_t kMeasureMinBytes = 16 << 10;
-constexpr uint64_t kMeasureMinBytesAcrossHosts = 4 << 10;
 constexpr double kMeasureBudgetUs = 20000;
 constexpr double kMeasureMargin = 1.6;
 constexpr size_t kMeasureMaxCandidates = 3;
