@@ -133,8 +133,9 @@ bool AlgoSelector::timedWherever(AlgoId id, uint64_t bytes) const {
   // 2 ranks; on 4 ranks of the development VM oneshot's came out at 2.3-3.0x rhd's at 512 KiB, where the two ran
   // within 1.2x of each other), so they are timed wherever they fit.
   if (IsWindowAlgo(id)) return ClassBytes(bytes) > kWindowAlgoSelectMaxBytes;
-  // Nor does it rank hier_leader across hosts: over 2 hosts x 2 ranks at 10 Gbit/s it ran 1.5-1.6x faster than hier
-  // and the ring at 512 KiB - 1 MiB, where it was often left out of the timed candidates (docs/PERFORMANCE.md).
+  // Nor does it rank hier_leader across hosts: over 2 hosts x 2 ranks at 10 Gbit/s it ran 1.45-1.62x faster than the
+  // hier or ring the selector kept at 256 KiB - 1 MiB, where it was often not among the timed candidates
+  // (docs/PERFORMANCE.md, "Eighth session").
   return id == AlgoId::HierLeader && in_.nhosts > 1;
 }
 
