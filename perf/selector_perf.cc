@@ -40,6 +40,7 @@ namespace strata::perf {
 namespace {
 
 constexpr double kTolerance = 1.10;  // the selector within 10% of the best forced algorithm (issue 3)
+constexpr double kAgainAbove = 1 + (kTolerance - 1) / 2;  // halfway to it: a size over this is measured again
 
 struct Options {
   size_t minBytes = 8, maxBytes = size_t{256} << 20;
@@ -171,7 +172,7 @@ class Session {
       std::printf(
           "# selector_perf: %d ranks, %zu communicators (the selector's and %zu forced), %d rounds (%d more "
           "where the ratio is over %.2f), %d warm-up calls per communicator and size\n",
-          nranks_, comms_.size(), comms_.size() - 1, o_.rounds, o_.extra, 1 + (kTolerance - 1) / 2, o_.warmup);
+          nranks_, comms_.size(), comms_.size() - 1, o_.rounds, o_.extra, kAgainAbove, o_.warmup);
       std::printf(
           "| size | selector (us) | ran | best forced (us) | best | ratio | choice | ring (us) | ring / selector |");
       for (size_t c = 1; c < comms_.size(); ++c) std::printf(" %s |", names_[c].c_str());
@@ -303,9 +304,9 @@ class Session {
     size_t chosen = 0;
     for (size_t c = 1; c < nc; ++c)
       if (ran[c] == names_[c] && names_[c] == ran[0]) chosen = c;
-    const double halfway = 1 + (kTolerance - 1) / 2;
     const double firstRatio = best ? us[0] / us[best] : 0;
-    const bool again = best && o_.extra > 0 && (firstRatio > halfway || (chosen && us[chosen] / us[best] > halfway));
+    const bool again =
+        best && o_.extra > 0 && (firstRatio > kAgainAbove || (chosen && us[chosen] / us[best] > kAgainAbove));
     if (again) {
       runRounds(count, k, o_.rounds, o_.rounds + o_.extra, ran, &mine);
       us = medians(mine);

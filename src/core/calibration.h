@@ -86,8 +86,8 @@ Status TimePlansAlike(const PlanGeometry& geo, const PlanRunner& run, const std:
 // within `budgetUs` (light where the full one does not fit and `lightToo`), and each one's figure becomes the mean
 // of its two. One timing of five rounds picks the wrong one of two close algorithms now and then on a busy machine
 // (4 ranks on the 2-core development VM, 256 KiB: `twoshot` ran 1.29x faster than rd in a table whose launch had
-// timed rd the faster; in six other launches the runner-up came within 1.05-1.09x of `twoshot` twice, and once
-// `rhd` won by 5%). `*again` gets the two indices timed again, fastest first (empty: none). Every rank holds the same
+// timed rd the faster; in six other launches the ring came within 1.09x of `twoshot` once, and once `rhd` won
+// by 5%). `*again` gets the two indices timed again, fastest first (empty: none). Every rank holds the same
 // `*us`, so every rank decides alike.
 Status LookAgainAtCloseCall(const PlanGeometry& geo, const PlanRunner& run, const std::vector<Plan>& plans,
                             const void* send, void* recv, double budgetUs, bool inPlaceToo, bool lightToo,
