@@ -83,12 +83,15 @@ int main(int argc, char** argv) {
     QuantParams p;
   };
   const Spec specs[] = {
-      {"int8:128", {QuantFormat::kInt8, strata::math::QuantScale::kFp32, strata::math::QuantRounding::kNearest, 128, 0}},
+      {"int8:128",
+       {QuantFormat::kInt8, strata::math::QuantScale::kFp32, strata::math::QuantRounding::kNearest, 128, 0}},
       {"int8:32", {QuantFormat::kInt8, strata::math::QuantScale::kFp32, strata::math::QuantRounding::kNearest, 32, 0}},
       {"int4:32", {QuantFormat::kInt4, strata::math::QuantScale::kFp32, strata::math::QuantRounding::kNearest, 32, 0}},
       {"fp8e4m3:128",
        {QuantFormat::kFp8E4M3, strata::math::QuantScale::kFp32, strata::math::QuantRounding::kNearest, 128, 0}},
       {"bf16", {QuantFormat::kBf16, strata::math::QuantScale::kFp32, strata::math::QuantRounding::kNearest, 128, 0}},
+      {"int8:4096",
+       {QuantFormat::kInt8, strata::math::QuantScale::kFp32, strata::math::QuantRounding::kNearest, 4096, 0}},
       {"int8:128:sr",
        {QuantFormat::kInt8, strata::math::QuantScale::kFp32, strata::math::QuantRounding::kStochastic, 128, 7}},
   };

@@ -39,25 +39,27 @@ bool HaveGpu(std::string* why) {
 
 #define CUDA_OK(expr) ASSERT_EQ(static_cast<int>(expr), 0) << #expr
 
+// `offset` bytes past a 256-byte aligned allocation: a nonzero offset makes the kernels take their
+// element-by-element path.
 template <typename T>
 class DeviceBuf {
  public:
-  explicit DeviceBuf(size_t bytes) : bytes_(bytes) {
-    if (bytes_) cudaMalloc(&p_, bytes_);
-    if (p_) cudaMemset(p_, 0xA5, bytes_);  // poison: every byte the kernel must write is compared
+  explicit DeviceBuf(size_t bytes, size_t offset = 0) : bytes_(bytes), offset_(offset) {
+    if (bytes_) cudaMalloc(&base_, bytes_ + offset_);
+    if (base_) cudaMemset(base_, 0xA5, bytes_ + offset_);  // poison: every byte the kernel must write is compared
   }
-  ~DeviceBuf() { cudaFree(p_); }
-  T* get() const { return static_cast<T*>(p_); }
-  void upload(const void* src) { cudaMemcpy(p_, src, bytes_, cudaMemcpyHostToDevice); }
+  ~DeviceBuf() { cudaFree(base_); }
+  T* get() const { return base_ ? reinterpret_cast<T*>(static_cast<uint8_t*>(base_) + offset_) : nullptr; }
+  void upload(const void* src) { cudaMemcpy(get(), src, bytes_, cudaMemcpyHostToDevice); }
   std::vector<uint8_t> download() const {
     std::vector<uint8_t> v(bytes_);
-    if (bytes_) cudaMemcpy(v.data(), p_, bytes_, cudaMemcpyDeviceToHost);
+    if (bytes_) cudaMemcpy(v.data(), get(), bytes_, cudaMemcpyDeviceToHost);
     return v;
   }
 
  private:
-  void* p_ = nullptr;
-  size_t bytes_;
+  void* base_ = nullptr;
+  size_t bytes_, offset_;
 };
 
 size_t IoWidth(QuantIoType t) { return t == QuantIoType::kFloat32 ? 4 : 2; }
@@ -80,14 +82,16 @@ struct Case {
   bool acc_in, local, in0, in1, acc_out, deq_out;
   QuantIoType io;
   int divisor;
+  size_t misalign = 0;  // bytes added to every buffer's address (fp32 and fp16 buffers keep their element
+                        // alignment: 2 or 4 are used)
 };
 
 std::string Describe(const Case& c) {
-  return "format " + std::to_string(static_cast<int>(c.p.format)) + " block " + std::to_string(c.p.block) +
-         " scale " + std::to_string(static_cast<int>(c.p.scale)) + " rounding " +
-         std::to_string(static_cast<int>(c.p.rounding)) + " count " + std::to_string(c.count) + " sources " +
-         std::to_string(c.acc_in) + std::to_string(c.local) + std::to_string(c.in0) + std::to_string(c.in1) +
-         " io " + std::to_string(static_cast<int>(c.io)) + " divisor " + std::to_string(c.divisor);
+  return "format " + std::to_string(static_cast<int>(c.p.format)) + " block " + std::to_string(c.p.block) + " scale " +
+         std::to_string(static_cast<int>(c.p.scale)) + " rounding " + std::to_string(static_cast<int>(c.p.rounding)) +
+         " count " + std::to_string(c.count) + " sources " + std::to_string(c.acc_in) + std::to_string(c.local) +
+         std::to_string(c.in0) + std::to_string(c.in1) + " io " + std::to_string(static_cast<int>(c.io)) + " divisor " +
+         std::to_string(c.divisor) + " misalign " + std::to_string(c.misalign);
 }
 
 void RunCase(const Case& c, std::mt19937* rng) {
@@ -106,8 +110,9 @@ void RunCase(const Case& c, std::mt19937* rng) {
     v.assign(enc, 0);
     HostQuantize(c.p, raw.data(), QuantIoType::kFloat32, n, 0, v.data());
   }
-  DeviceBuf<float> d_acc(n * 4), d_acc_out(n * 4);
-  DeviceBuf<uint8_t> d_local(local.size()), d_in0(enc), d_in1(enc), d_out(enc), d_deq(n * IoWidth(c.io));
+  const size_t m = c.misalign, m32 = (m + 3) / 4 * 4;
+  DeviceBuf<float> d_acc(n * 4, m32), d_acc_out(n * 4, m32);
+  DeviceBuf<uint8_t> d_local(local.size(), m), d_in0(enc, m), d_in1(enc, m), d_out(enc, m), d_deq(n * IoWidth(c.io), m);
   d_acc.upload(acc.data());
   d_local.upload(local.data());
   d_in0.upload(in[0].data());
@@ -160,6 +165,33 @@ TEST(QuantCuda, FusedStepMatchesHostBitForBit) {
   }
 }
 
+// Blocks whose thread groups are not a power of two (96 and 544 elements: 6 and 34 threads of 16 elements),
+// and buffers off the 16-byte alignment of the vector path.
+TEST(QuantCuda, OddGroupsAndUnalignedBuffers) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(5);
+  for (QuantFormat f : {QuantFormat::kInt8, QuantFormat::kInt4, QuantFormat::kFp8E4M3, QuantFormat::kBf16}) {
+    for (uint32_t block : {96u, 544u, 4096u}) {
+      for (size_t count : {size_t{block} * 5 + 19, size_t{block} * 40}) {
+        for (size_t misalign : {size_t{0}, size_t{2}, size_t{4}}) {
+          Case c{{f, math::QuantScale::kFp32, math::QuantRounding::kNearest, block, 0},
+                 count,
+                 true,
+                 true,
+                 true,
+                 false,
+                 true,
+                 true,
+                 misalign == 2 ? QuantIoType::kBFloat16 : QuantIoType::kFloat32,
+                 1,
+                 misalign};
+          RunCase(c, &rng);
+        }
+      }
+    }
+  }
+}
+
 TEST(QuantCuda, EverySourceCombinationAndIoType) {
   SKIP_WITHOUT_GPU();
   std::mt19937 rng(11);
@@ -172,6 +204,45 @@ TEST(QuantCuda, EverySourceCombinationAndIoType) {
       c.p.format = QuantFormat::kInt4;
       c.p.block = 32;
       RunCase(c, &rng);
+    }
+  }
+}
+
+// The launches that take a leaner kernel: quantize alone (local -> out, any I/O type), the step (fp32 local +
+// in[0] -> out) and dequantize alone (in[0] -> fp32 or bf16), every format, aligned and not.
+TEST(QuantCuda, LeanLaunchesMatchHost) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937 rng(13);
+  const QuantFormat formats[] = {QuantFormat::kBf16,    QuantFormat::kFp16, QuantFormat::kFp8E4M3,
+                                 QuantFormat::kFp8E5M2, QuantFormat::kInt8, QuantFormat::kInt4};
+  for (QuantFormat f : formats) {
+    for (uint32_t block : {32u, 96u, 128u, 4096u}) {
+      for (size_t misalign : {size_t{0}, size_t{4}}) {
+        const size_t count = size_t{block} * 9 + 21;
+        for (math::QuantRounding r : {math::QuantRounding::kNearest, math::QuantRounding::kStochastic}) {
+          const QuantParams p{f, math::QuantScale::kFp32, r, block, 5};
+          for (QuantIoType io : {QuantIoType::kFloat32, QuantIoType::kBFloat16}) {
+            RunCase(Case{p, count, false, true, false, false, false, false, io, 1, misalign}, &rng);  // quantize
+          }
+          RunCase(Case{p, count, false, true, true, false, false, false, QuantIoType::kFloat32, 1, misalign}, &rng);
+        }
+        // Dequantize alone, against the host's.
+        const QuantParams p{f, math::QuantScale::kFp32, math::QuantRounding::kNearest, block, 0};
+        const size_t enc = math::QuantEncodedBytes(p, count);
+        std::vector<uint8_t> raw = IoValues(count, QuantIoType::kFloat32, &rng), h_enc(enc);
+        HostQuantize(p, raw.data(), QuantIoType::kFloat32, count, 0, h_enc.data());
+        for (QuantIoType io : {QuantIoType::kFloat32, QuantIoType::kBFloat16}) {
+          SCOPED_TRACE("dequantize format " + std::to_string(static_cast<int>(f)) + " block " + std::to_string(block) +
+                       " io " + std::to_string(static_cast<int>(io)) + " misalign " + std::to_string(misalign));
+          std::vector<uint8_t> h_deq(count * IoWidth(io));
+          HostDequantize(p, h_enc.data(), count, h_deq.data(), io);
+          DeviceBuf<uint8_t> d_enc(enc, misalign), d_deq(count * IoWidth(io), misalign);
+          d_enc.upload(h_enc.data());
+          CUDA_OK(cuda::DequantizeAsync(p, d_enc.get(), count, d_deq.get(), io, nullptr));
+          CUDA_OK(cudaDeviceSynchronize());
+          EXPECT_TRUE(d_deq.download() == h_deq) << "dequantized values differ";
+        }
+      }
     }
   }
 }
