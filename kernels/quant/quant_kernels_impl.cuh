@@ -77,18 +77,6 @@ __device__ __forceinline__ uint32_t LoadCodeAt(const uint8_t* values, size_t i) 
 constexpr int kPiece = 4;
 constexpr int kPieces = kChunk / kPiece;
 
-template <QuantIoType T>
-__device__ __forceinline__ void LoadIoPiece(const void* p, size_t first, float* x) {
-  if constexpr (T == QuantIoType::kFloat32) {
-    const float4 w = *reinterpret_cast<const float4*>(static_cast<const float*>(p) + first);
-    x[0] = w.x, x[1] = w.y, x[2] = w.z, x[3] = w.w;
-  } else {
-    const uint2 w = *reinterpret_cast<const uint2*>(static_cast<const uint16_t*>(p) + first);
-    x[0] = IoToFloat(w.x & 0xffffu, T), x[1] = IoToFloat(w.x >> 16, T);
-    x[2] = IoToFloat(w.y & 0xffffu, T), x[3] = IoToFloat(w.y >> 16, T);
-  }
-}
-
 __device__ __forceinline__ void StoreIoPiece(void* p, size_t first, QuantIoType t, const float* x) {
   if (t == QuantIoType::kFloat32) {
     *reinterpret_cast<float4*>(static_cast<float*>(p) + first) = make_float4(x[0], x[1], x[2], x[3]);
@@ -99,23 +87,6 @@ __device__ __forceinline__ void StoreIoPiece(void* p, size_t first, QuantIoType 
 }
 
 // Codes of elements first .. first + kPiece - 1 (first a multiple of kPiece), packed as stored.
-template <QuantFormat F>
-__device__ __forceinline__ void LoadCodePiece(const uint8_t* values, size_t first, uint32_t* c) {
-  constexpr int kBits = CodeBits(F);
-  uint32_t lo, hi = 0;
-  if constexpr (kBits == 16) {
-    const uint2 w = *reinterpret_cast<const uint2*>(values + 2 * first);
-    lo = w.x, hi = w.y;
-    c[0] = lo & 0xffffu, c[1] = lo >> 16, c[2] = hi & 0xffffu, c[3] = hi >> 16;
-  } else if constexpr (kBits == 8) {
-    lo = *reinterpret_cast<const uint32_t*>(values + first);
-    c[0] = lo & 0xffu, c[1] = (lo >> 8) & 0xffu, c[2] = (lo >> 16) & 0xffu, c[3] = lo >> 24;
-  } else {
-    lo = *reinterpret_cast<const uint16_t*>(values + first / 2);
-    c[0] = lo & 0xfu, c[1] = (lo >> 4) & 0xfu, c[2] = (lo >> 8) & 0xfu, c[3] = (lo >> 12) & 0xfu;
-  }
-}
-
 template <QuantFormat F>
 __device__ __forceinline__ void StoreCodePiece(uint8_t* values, size_t first, const uint32_t* c) {
   constexpr int kBits = CodeBits(F);

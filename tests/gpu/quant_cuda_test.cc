@@ -76,6 +76,9 @@ std::vector<uint8_t> IoValues(size_t n, QuantIoType t, std::mt19937* rng) {
   return out;
 }
 
+const QuantFormat kFormats[] = {QuantFormat::kBf16,    QuantFormat::kFp16, QuantFormat::kFp8E4M3,
+                                QuantFormat::kFp8E5M2, QuantFormat::kInt8, QuantFormat::kInt4};
+
 struct Case {
   QuantParams p;
   size_t count;
@@ -150,9 +153,7 @@ void RunCase(const Case& c, std::mt19937* rng) {
 TEST(QuantCuda, FusedStepMatchesHostBitForBit) {
   SKIP_WITHOUT_GPU();
   std::mt19937 rng(7);
-  const QuantFormat formats[] = {QuantFormat::kBf16,    QuantFormat::kFp16, QuantFormat::kFp8E4M3,
-                                 QuantFormat::kFp8E5M2, QuantFormat::kInt8, QuantFormat::kInt4};
-  for (QuantFormat f : formats) {
+  for (QuantFormat f : kFormats) {
     for (uint32_t block : {32u, 128u, 1024u, 4096u}) {
       for (size_t count : {size_t{1}, size_t{33}, size_t{block} * 3 + 7, size_t{100000}}) {
         for (math::QuantRounding r : {math::QuantRounding::kNearest, math::QuantRounding::kStochastic}) {
@@ -213,9 +214,7 @@ TEST(QuantCuda, EverySourceCombinationAndIoType) {
 TEST(QuantCuda, LeanLaunchesMatchHost) {
   SKIP_WITHOUT_GPU();
   std::mt19937 rng(13);
-  const QuantFormat formats[] = {QuantFormat::kBf16,    QuantFormat::kFp16, QuantFormat::kFp8E4M3,
-                                 QuantFormat::kFp8E5M2, QuantFormat::kInt8, QuantFormat::kInt4};
-  for (QuantFormat f : formats) {
+  for (QuantFormat f : kFormats) {
     for (uint32_t block : {32u, 96u, 128u, 4096u}) {
       for (size_t misalign : {size_t{0}, size_t{4}}) {
         const size_t count = size_t{block} * 9 + 21;
