@@ -1,5 +1,5 @@
 // The CUDA quantization kernels' templates (kernels/quant/quant_kernels.cu says how they work). Each
-// quant_kernels_<formats>.cu instantiates LaunchFor for its formats, so the six build in parallel.
+// quant_kernels_{f16,fp8,int}.cu instantiates LaunchFor for two formats, so the three build in parallel.
 #pragma once
 
 #include <cuda_fp8.h>
@@ -46,7 +46,7 @@ __device__ __forceinline__ uint32_t FloatToIo16(float v, QuantIoType t) {
   return t == QuantIoType::kFloat16 ? math::FloatToHalf(v) : math::FloatToBFloat16(v);
 }
 
-// ---- element by element (unaligned buffers, the last chunk) ----
+// ---- element by element (buffers off the vector alignment, the last and partial block) ----
 
 __device__ __forceinline__ float LoadIoAt(const void* p, size_t i, QuantIoType t) {
   if (t == QuantIoType::kFloat32) return static_cast<const float*>(p)[i];
@@ -439,7 +439,7 @@ __global__ void __launch_bounds__(kCtaThreads, M == Mode::kGeneral
   const bool whole = vec && block_first + p.block <= s.count;
   const size_t code_offset = layout.values_offset;
 
-  float v[kChunk] = {};  // no source at all: zeros, as on the host
+  float v[kChunk] = {};  // a step with no source (the host kernels refuse one) encodes zeros
   uint32_t absmax = 0;
   if (whole)
     absmax = Gather<F, T, true>(p, s, code_offset, ch, v);
