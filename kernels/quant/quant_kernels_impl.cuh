@@ -47,6 +47,9 @@ __device__ __forceinline__ uint32_t FloatToIo16(float v, QuantIoType t) {
 }
 
 // ---- element by element (buffers off the vector alignment, the last and partial block) ----
+//
+// Values by typed accesses (a buffer is aligned to its element): the shared math's LoadIo/StoreIo go through
+// memcpy, which nvcc lowers to byte accesses where it cannot prove alignment. Codes by math::LoadCode.
 
 __device__ __forceinline__ float LoadIoAt(const void* p, size_t i, QuantIoType t) {
   if (t == QuantIoType::kFloat32) return static_cast<const float*>(p)[i];
@@ -58,13 +61,6 @@ __device__ __forceinline__ void StoreIoAt(void* p, size_t i, QuantIoType t, floa
     static_cast<float*>(p)[i] = v;
   else
     static_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(FloatToIo16(v, t));
-}
-
-template <QuantFormat F>
-__device__ __forceinline__ uint32_t LoadCodeAt(const uint8_t* values, size_t i) {
-  if (CodeBits(F) == 16) return values[2 * i] | static_cast<uint32_t>(values[2 * i + 1]) << 8;
-  if (CodeBits(F) == 8) return values[i];
-  return (values[i / 2] >> (4 * (i & 1))) & 0xfu;
 }
 
 // ---- a piece: kPiece consecutive elements, one access per buffer ----
@@ -319,7 +315,7 @@ __device__ __forceinline__ uint32_t Gather(const QuantParams& p, const QuantStep
       const float scale = HasScale(F) ? ScaleOf(s.in[src], ch.block, p.scale, ch.aligned) : 1.0f;
       const uint8_t* values = s.in[src] + code_offset;
       uint32_t c[kChunk];
-      STRATA_EACH_ELEMENT(c[i] = valid ? LoadCodeAt<F>(values, e) : 0u)
+      STRATA_EACH_ELEMENT(c[i] = valid ? math::LoadCode(values, e, F) : 0u)
 #pragma unroll
       for (int i = 0; i < kChunk; ++i) x[i] = math::DequantizeValue(c[i], scale, F);
       Accumulate(v, x, &first_term);
