@@ -1,7 +1,8 @@
 // selector_perf: the selector's allreduce against every algorithm forced, within one job. Each forced algorithm
 // gets a communicator of its own (strataCommSplit with the config field `algorithm`); the launcher's communicator
 // runs the selector's choice. For every size the communicators take turns, a block of back-to-back calls each,
-// the first one moving round by round, so that every algorithm meets the same moments of the machine. (Tables made
+// in an order shuffled round by round, so that every algorithm meets the same moments of the machine and follows
+// every other. (Tables made
 // launch by launch, perf/selector_check.py, compare launches that the 2-core development VM ran at different
 // speeds: in three such tables on 4 ranks the same forced ring at 8-128 MiB spread 1.05-2.26x between its fastest and
 // slowest launch.)
@@ -29,6 +30,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -231,14 +234,19 @@ class Session {
   }
 
   // Rounds [from, to) at this size: the communicators take turns, each a block of k calls out of place and then a
-  // block of k in place, the first one moving round by round. Appends this rank's time per call of every block to
-  // mine[c].
+  // block of k in place, in an order shuffled round by round (the same on every rank: the round seeds it). Appends
+  // this rank's time per call of every block to mine[c]. (With the first one moving round by round, each communicator
+  // always followed the same one, and over 4 namespaces at 1 Gbit/s the forced rhd, which followed rd and its twice
+  // the bytes, ran 1.21-1.25x the ring at 512 KiB - 1 MiB, where the two run alike alone.)
   void runRounds(size_t count, int k, int from, int to, const std::vector<std::string>& ran,
                  std::vector<std::vector<double>>* mine) {
     const size_t nc = comms_.size();
-    for (int r = from; r < to; ++r)
-      for (size_t j = 0; j < nc; ++j) {
-        const size_t c = (j + static_cast<size_t>(r)) % nc;
+    std::vector<size_t> order(nc);
+    for (int r = from; r < to; ++r) {
+      std::iota(order.begin(), order.end(), size_t{0});
+      std::mt19937 shuffle(static_cast<uint32_t>(r) + 1);
+      std::shuffle(order.begin(), order.end(), shuffle);
+      for (size_t c : order) {
         if (c > 0 && ran[c] != names_[c]) continue;  // a fallback: not timed (every rank knows it alike)
         for (int inPlace = 0; inPlace < 2; ++inPlace) {
           const double t0 = NowUs();
@@ -246,6 +254,7 @@ class Session {
           (*mine)[c].push_back((NowUs() - t0) / k);
         }
       }
+    }
   }
 
   // Every communicator's median block time (each block's time the average over the ranks), over all the blocks in

@@ -106,7 +106,11 @@ std::vector<AlgoId> AlgoSelector::candidates(CollKind kind, uint64_t bytes) cons
   // Rooted collectives are not timed: their leaves can run calls ahead of the root through the FIFOs, so a rank's
   // time per call does not show the collective's.
   if (kind == CollKind::Broadcast || kind == CollKind::Reduce) return out;
-  if (at < kMeasureMinBytes || pickUs < 0) return out;
+  if (pickUs < 0) return out;
+  if (at < kMeasureMinBytes) {
+    if (smallOverridesRd(kind, at, pick)) out.push_back(AlgoId::Rd);
+    return out;
+  }
   std::vector<std::pair<double, AlgoId>> close;
   std::vector<AlgoId> always;
   for (const AlgoInfo& a : AlgoTable()) {
@@ -126,6 +130,15 @@ std::vector<AlgoId> AlgoSelector::candidates(CollKind kind, uint64_t bytes) cons
     if (out.size() < kMeasureMaxCandidates) out.push_back(c.second);
   out.insert(out.end(), always.begin(), always.end());
   return out;
+}
+
+bool AlgoSelector::smallOverridesRd(CollKind kind, uint64_t bytes, AlgoId pick) const {
+  // Across hosts the model's byte terms can beat the small-size margin where the link does not charge them: over 2
+  // hosts x 2 ranks with tbf at 1 Gbit/s the model put hier_leader 1.26x under rd at 4 KiB (rd's 8 KiB per call
+  // across at 0.11 GB/s), and rd ran 1.14-1.27x faster in three jobs of three (docs/PERFORMANCE.md, "Tenth
+  // session"): a bucket that refills during each call lets those bytes through.
+  return kind == CollKind::AllReduce && in_.nhosts > 1 && bytes <= kSmallAllReduceBytes && pick != AlgoId::Rd &&
+         estimateUs(AlgoId::Rd, kind, bytes) >= 0;
 }
 
 bool AlgoSelector::timedWherever(AlgoId id, uint64_t bytes) const {

@@ -41,9 +41,13 @@ class AlgoSelector {
   // implemented algorithm whose estimate at the class's power of two is within kMeasureMargin of it, cheapest
   // first, at most kMeasureMaxCandidates in all, and above kWindowAlgoSelectMaxBytes oneshot and twoshot wherever they
   // fit (the model cannot rank them there), and across hosts hier_leader (timedWherever). Only the model's choice below
-  // kMeasureMinBytes and for broadcast and reduce. (Whether the candidates' timing fits kMeasureBudgetUs is the
-  // caller's to decide.)
+  // kMeasureMinBytes, and for broadcast and reduce; but across hosts a small allreduce whose model's choice is not rd
+  // has rd beside it (smallOverridesRd). (Whether the candidates' timing fits kMeasureBudgetUs is the caller's to
+  // decide.)
   std::vector<AlgoId> candidates(CollKind kind, uint64_t bytes) const;
+  // Whether a class of `bytes` at or below kSmallAllReduceBytes, across hosts, whose model's choice `pick` is not rd,
+  // is timed against rd: there the model's choice overrode rd by its estimates of the bytes that cross hosts.
+  bool smallOverridesRd(CollKind kind, uint64_t bytes, AlgoId pick) const;
   // Whether `id` is timed in the size class of `bytes` whatever the model estimates (where it fits, and the class is
   // timed at all): the window algorithms above kWindowAlgoSelectMaxBytes, hier_leader across hosts. The caller keeps
   // them when the budget drops the model's other alternatives.
@@ -77,13 +81,21 @@ uint64_t SelectorBytes(const CollDesc& desc, int nranks);
 
 // Measured crossovers: size classes from kMeasureMinBytes time the algorithms estimated within kMeasureMargin of the
 // model's choice at their first call (at most kMeasureMaxCandidates, and those timedWherever), in as many rounds as
-// fit kMeasureBudgetUs by the model's estimates (none when two do not fit). Below, the calibration's small-call times
-// decide; the classes too long to time are bandwidth-bound, where the model was within 10% of the best forced
-// algorithm on every shape measured (docs/PERFORMANCE.md). (Timing from 4 KiB across hosts was tried: over 2 hosts
-// x 2 ranks at 1 Gbit/s it mended the model's 4 KiB and ran rd at 8 KiB, 1.28-1.53x slower than hier_leader, in
-// three jobs of six; a shaped link's burst lets a short timing's bytes through that a sustained run pays for.)
+// fit kMeasureBudgetUs by the model's estimates (none when two do not fit; across hosts, the light pattern within
+// kLightMeasureBudgetUs). Below, the calibration's small-call times decide, but for the small allreduces across
+// hosts where the model's choice overrides rd (AlgoSelector::smallOverridesRd): those are timed against rd. The
+// classes too long to time are bandwidth-bound, where the model was within 10% of the best forced algorithm on every
+// shape measured (docs/PERFORMANCE.md). (Timing every class from 4 KiB across hosts was tried: over 2 hosts x 2
+// ranks at 1 Gbit/s it mended the model's 4 KiB and ran rd at 8 KiB, 1.28-1.53x slower than hier_leader, in three
+// jobs of six; a shaped link's burst lets a short timing's bytes through that a sustained run pays for. At 4 KiB rd
+// sends about what the bucket refills in a call, so a short timing and a sustained run agree there.)
 constexpr uint64_t kMeasureMinBytes = 16 << 10;
 constexpr double kMeasureBudgetUs = 20000;
+// The light pattern's budget (across hosts, TimingWithin): over 2 hosts x 2 ranks at 10 Gbit/s the 1 MiB class of
+// hier and hier_leader went untimed in launches whose calibration measured the link at 0.52 GB/s (the two estimated
+// at 2.2 ms a call, 22 ms for two light rounds), and kept hier, which ran 1.39-1.47x slower than the forced
+// hier_leader in two jobs of three (docs/PERFORMANCE.md, "Tenth session").
+constexpr double kLightMeasureBudgetUs = 30000;
 constexpr double kMeasureMargin = 1.6;
 constexpr size_t kMeasureMaxCandidates = 3;
 constexpr double kMeasureTie = 1.02;

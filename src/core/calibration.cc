@@ -369,17 +369,28 @@ int TimedPlansWithin(double budgetUs, const std::vector<double>& usPerRun, const
 }
 
 TimingPattern TimingWithin(double budgetUs, const std::vector<double>& usPerRun, const std::vector<bool>& droppable,
-                           bool inPlaceToo, bool lightToo, std::vector<size_t>* keep) {
+                           bool inPlaceToo, double lightBudgetUs, std::vector<size_t>* keep) {
   TimingPattern full;
   full.block = kSmallBlock;
   full.inPlaceToo = inPlaceToo;
   full.rounds = TimedPlansWithin(budgetUs, usPerRun, droppable, inPlaceToo, keep);
-  if (full.rounds > 0 || !lightToo) return full;
+  if (full.rounds > 0 || lightBudgetUs <= 0) return full;
   TimingPattern light;
   light.settle = false;
   light.block = kSmallBlock;
   light.inPlaceToo = false;
   light.rounds = KeepWithin(budgetUs, usPerRun, droppable, 1, light.block, keep);
+  if (light.rounds > 0 || lightBudgetUs <= budgetUs) return light;
+  // The light budget serves the plans that must be timed (those not droppable) alone, not the model's alternatives.
+  std::vector<double> mustUs;
+  std::vector<size_t> must;
+  for (size_t i = 0; i < usPerRun.size(); ++i)
+    if (!droppable[i]) {
+      must.push_back(i);
+      mustUs.push_back(usPerRun[i]);
+    }
+  light.rounds = KeepWithin(lightBudgetUs, mustUs, std::vector<bool>(must.size(), false), 1, light.block, keep);
+  for (size_t& k : *keep) k = must[k];
   return light;
 }
 
@@ -399,7 +410,7 @@ Status TimePlansAlike(const PlanGeometry& geo, const PlanRunner& run, const std:
 }
 
 Status LookAgainAtCloseCall(const PlanGeometry& geo, const PlanRunner& run, const std::vector<Plan>& plans,
-                            const void* send, void* recv, double budgetUs, bool inPlaceToo, bool lightToo,
+                            const void* send, void* recv, double budgetUs, bool inPlaceToo, double lightBudgetUs,
                             double closeRatio, std::vector<double>* us, std::vector<size_t>* again) {
   again->clear();
   std::vector<size_t> order;
@@ -412,7 +423,7 @@ Status LookAgainAtCloseCall(const PlanGeometry& geo, const PlanRunner& run, cons
   if ((*us)[second] > (*us)[first] * closeRatio) return Status::Ok();
   std::vector<size_t> keep;
   const TimingPattern how =
-      TimingWithin(budgetUs, {(*us)[first], (*us)[second]}, {false, false}, inPlaceToo, lightToo, &keep);
+      TimingWithin(budgetUs, {(*us)[first], (*us)[second]}, {false, false}, inPlaceToo, lightBudgetUs, &keep);
   if (how.rounds == 0) return Status::Ok();
   std::vector<double> twice;
   STRATA_CHECK(TimePlansAlike(geo, run, {plans[first], plans[second]}, send, recv, how, &twice));

@@ -63,17 +63,19 @@ struct TimingPattern {
 };
 
 // TimedPlansWithin's plans and rounds in the full pattern (a settling call and a block of two per round, in place too
-// where `inPlaceToo`). Where that keeps fewer than two plans and `lightToo`, the light pattern: the block of two
-// alone, out of place only, with the same dropping of the `droppable` plans, the last first. It serves the long
+// where `inPlaceToo`). Where that keeps fewer than two plans and `lightBudgetUs` is positive, the light pattern: the
+// block of two alone, out of place only, within `budgetUs` with the same dropping of the `droppable` plans, the last
+// first; where not even two fit, the plans that are not droppable alone within `lightBudgetUs` (when it is larger).
+// It serves the long
 // network-bound calls that the full pattern cannot fit, where the skew the previous plan left is a small part of a
 // call: 2 hosts x 2 ranks at 10 Gbit/s on the 2-core VM ran hier_leader 1.27-1.48x faster than hier at 512 KiB-1
 // MiB, the model's estimates of the two were within 8%, and untimed the model kept hier. (One call per round
 // would fit more, but a lone call measures how late its rank came: rd timed at 627 us there, 1360 us in a table.)
 // Within one host the calls are memory-bound, and warm out-of-place runs rank them as the tables' do not: 4 ranks at
 // 1 MiB, oneshot timed light 1.11x faster than rd and ran 1.19-1.21x slower in the tables; there the communicator
-// passes `lightToo` false.
+// passes a `lightBudgetUs` of 0.
 TimingPattern TimingWithin(double budgetUs, const std::vector<double>& usPerRun, const std::vector<bool>& droppable,
-                           bool inPlaceToo, bool lightToo, std::vector<size_t>* keep);
+                           bool inPlaceToo, double lightBudgetUs, std::vector<size_t>* keep);
 
 // Each of `plans` (one collective by several algorithms, each plan built for buffers `send` and `recv`) timed as `how`
 // says (in place: `recv` as both buffers). `*us` gets each plan's time per run, the median over its rounds (the lower
@@ -83,14 +85,14 @@ Status TimePlansAlike(const PlanGeometry& geo, const PlanRunner& run, const std:
 
 // A second look at a close call: where the two fastest of `*us` (TimePlansAlike's figures for `plans`) are within
 // `closeRatio` of each other, those two are timed again, in the pattern TimingWithin gives their measured times
-// within `budgetUs` (light where the full one does not fit and `lightToo`), and each one's figure becomes the mean
-// of its two. One timing of five rounds picks the wrong one of two close algorithms now and then on a busy machine
+// within `budgetUs` (light, within `lightBudgetUs`, where the full one does not fit), and each one's figure becomes the
+// mean of its two. One timing of five rounds picks the wrong one of two close algorithms now and then on a busy machine
 // (4 ranks on the 2-core development VM, 256 KiB: `twoshot` ran 1.29x faster than rd in a table whose launch had
 // timed rd the faster; in six other launches the ring came within 1.09x of `twoshot` once, and once `rhd` won
 // by 5%). `*again` gets the two indices timed again, fastest first (empty: none). Every rank holds the same
 // `*us`, so every rank decides alike.
 Status LookAgainAtCloseCall(const PlanGeometry& geo, const PlanRunner& run, const std::vector<Plan>& plans,
-                            const void* send, void* recv, double budgetUs, bool inPlaceToo, bool lightToo,
+                            const void* send, void* recv, double budgetUs, bool inPlaceToo, double lightBudgetUs,
                             double closeRatio, std::vector<double>* us, std::vector<size_t>* again);
 
 }  // namespace strata

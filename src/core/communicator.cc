@@ -472,8 +472,8 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
   }
   std::vector<size_t> keep;
   // Light timing only between hosts (see TimingWithin).
-  const TimingPattern how =
-      TimingWithin(kMeasureBudgetUs, usPerRun, droppable, !perRank, topology_.nhosts() > 1, &keep);
+  const double lightBudgetUs = topology_.nhosts() > 1 ? kLightMeasureBudgetUs : 0;
+  const TimingPattern how = TimingWithin(kMeasureBudgetUs, usPerRun, droppable, !perRank, lightBudgetUs, &keep);
   if (how.rounds == 0) {
     *out = selector_.choose(kind, bytes);
     return Status::Ok();
@@ -493,8 +493,8 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
   const std::vector<double> first = us;
   std::vector<size_t> again;
   if (st.ok())
-    st = LookAgainAtCloseCall(geo_, runner, plans, send.data(), recv.data(), kMeasureBudgetUs, !perRank,
-                              topology_.nhosts() > 1, kMeasureCloseCall, &us, &again);
+    st = LookAgainAtCloseCall(geo_, runner, plans, send.data(), recv.data(), kMeasureBudgetUs, !perRank, lightBudgetUs,
+                              kMeasureCloseCall, &us, &again);
   if (!st.ok()) return MakeError(st.code(), "timing %s algorithms: %s", CollKindName(kind), st.message().c_str());
   *out = selector_.settle(kind, bytes, timed, us);
   if (measured) *measured = true;

@@ -150,7 +150,12 @@ std::vector<AlgoId> CloseByBruteForce(CollKind kind, uint64_t bytes, const CostI
   const AlgoId pick = Cheapest(kind, bytes, in);
   const double pickUs = EstimateUs(GetAlgoInfo(pick).name, kind, bytes, in);
   std::vector<AlgoId> out = {pick};
-  if (bytes < 16384 || pickUs < 0 || kind == CollKind::Broadcast || kind == CollKind::Reduce) return out;
+  if (pickUs < 0 || kind == CollKind::Broadcast || kind == CollKind::Reduce) return out;
+  if (bytes < 16384) {
+    // Across hosts a small allreduce the model gives to another algorithm is timed against rd.
+    if (kind == CollKind::AllReduce && in.nhosts > 1 && bytes <= 4096 && pick != AlgoId::Rd) out.push_back(AlgoId::Rd);
+    return out;
+  }
   std::vector<std::pair<double, int>> rest;
   for (const AlgoInfo& a : AlgoTable()) {
     if (!a.implemented || a.id == pick || !AlgoServes(a.id, kind)) continue;
@@ -222,6 +227,30 @@ TEST(Selector, AcrossHostsHierLeaderIsTimedWhereverItServes) {
   EXPECT_FALSE(one.timedWherever(AlgoId::HierLeader, 1 << 20));
   EXPECT_TRUE(one.timedWherever(AlgoId::OneShot, 16 << 10));
   EXPECT_FALSE(one.timedWherever(AlgoId::OneShot, 8 << 10));
+}
+
+// Across hosts, a small allreduce whose model's choice beat rd's estimate past the small-size margin is timed against
+// rd: the model's choice first, rd second. Where rd is the model's choice, on one host, above 4 KiB, and for the
+// other collectives, the model alone decides below the timed classes.
+TEST(Selector, AcrossHostsASmallAllreduceTakenFromRdIsTimedAgainstIt) {
+  CostInputs in = Shape(2, 2, 0.11);  // 1 Gbit/s: rd's 2 x 4 KiB across a host's link cost it more than hier_leader
+  in.smallUs = {{"rd", 39.2}, {"hier_leader", 50.7}, {"hier", 80.1}, {"ring", 153.5}};
+  AlgoSelector across(in);
+  ASSERT_EQ(across.choose(CollKind::AllReduce, 4096), AlgoId::HierLeader);
+  EXPECT_EQ(across.candidates(CollKind::AllReduce, 4096), (std::vector<AlgoId>{AlgoId::HierLeader, AlgoId::Rd}));
+  EXPECT_TRUE(across.smallOverridesRd(CollKind::AllReduce, 4096, AlgoId::HierLeader));
+  ASSERT_EQ(across.choose(CollKind::AllReduce, 8), AlgoId::Rd);  // rd's: nothing to time
+  EXPECT_EQ(across.candidates(CollKind::AllReduce, 8), std::vector<AlgoId>{AlgoId::Rd});
+  ASSERT_NE(across.choose(CollKind::AllReduce, 8192), AlgoId::Rd);  // above the small sizes: the model's
+  EXPECT_EQ(across.candidates(CollKind::AllReduce, 8192).size(), 1u);
+  EXPECT_FALSE(across.smallOverridesRd(CollKind::AllGather, 4096, AlgoId::Hier));
+  // The settled choice is rd where it ran faster beyond the tie.
+  EXPECT_EQ(across.settle(CollKind::AllReduce, 4096, {AlgoId::HierLeader, AlgoId::Rd}, {84.0, 69.5}), AlgoId::Rd);
+  EXPECT_EQ(across.choose(CollKind::AllReduce, 4096), AlgoId::Rd);
+  // One host: the model alone, whatever it picks.
+  AlgoSelector one(Shape(1, 4, 0));
+  EXPECT_FALSE(one.smallOverridesRd(CollKind::AllReduce, 4096, AlgoId::Direct));
+  for (uint64_t bytes = 8; bytes <= 4096; bytes *= 2) EXPECT_EQ(one.candidates(CollKind::AllReduce, bytes).size(), 1u);
 }
 
 TEST(Selector, SettleKeepsTheFastestBeyondTheTie) {

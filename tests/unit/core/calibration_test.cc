@@ -187,7 +187,7 @@ TEST(Calibration, LongCallsTheFullPatternCannotFitAreTimedLight) {
   std::vector<size_t> keep;
   // The full pattern fits: it is TimedPlansWithin's.
   TimingPattern how =
-      TimingWithin(20000, {300, 300, 300, 300, 300}, {false, true, true, false, false}, true, true, &keep);
+      TimingWithin(20000, {300, 300, 300, 300, 300}, {false, true, true, false, false}, true, 20000, &keep);
   EXPECT_EQ(how.rounds, 2);
   EXPECT_TRUE(how.settle);
   EXPECT_EQ(how.block, 2);
@@ -195,25 +195,42 @@ TEST(Calibration, LongCallsTheFullPatternCannotFitAreTimedLight) {
   EXPECT_EQ(keep, (std::vector<size_t>{0, 1, 3, 4}));
   // 900 + 1000 + 1200 us in place: the full pattern keeps only plan 0 ((20000 / 3800 - 1) / 3 = 1.4 rounds for
   // plans 0 and 1). Light: 3100 us a call, (20000 / 3100 - 1) / 2 = 2.7 rounds, all three plans.
-  how = TimingWithin(20000, {900, 1000, 1200}, {false, true, true}, true, true, &keep);
+  how = TimingWithin(20000, {900, 1000, 1200}, {false, true, true}, true, 20000, &keep);
   EXPECT_EQ(how.rounds, 2);
   EXPECT_FALSE(how.settle);
   EXPECT_EQ(how.block, 2);
   EXPECT_FALSE(how.inPlaceToo);
   EXPECT_EQ(keep, (std::vector<size_t>{0, 1, 2}));
   // Light, plans leaving: 8000 us a call fits (2.5 - 1) / 2 = 0.75 rounds; without plan 2, 4000 us, (5 - 1) / 2 = 2.
-  how = TimingWithin(20000, {2000, 2000, 4000}, {false, true, true}, true, true, &keep);
+  how = TimingWithin(20000, {2000, 2000, 4000}, {false, true, true}, true, 20000, &keep);
   EXPECT_EQ(how.rounds, 2);
   EXPECT_FALSE(how.settle);
   EXPECT_EQ(keep, (std::vector<size_t>{0, 1}));
   // Light timing not allowed (one host): nothing is timed where the full pattern keeps fewer than two plans.
-  how = TimingWithin(20000, {900, 1000, 1200}, {false, true, true}, true, false, &keep);
+  how = TimingWithin(20000, {900, 1000, 1200}, {false, true, true}, true, 0, &keep);
   EXPECT_EQ(how.rounds, 0);
   EXPECT_TRUE(keep.empty());
   // Not even two plans of light rounds: nothing is timed.
-  how = TimingWithin(20000, {4000, 4000, 4000}, {false, true, true}, true, true, &keep);
+  how = TimingWithin(20000, {4000, 4000, 4000}, {false, true, true}, true, 20000, &keep);
   EXPECT_EQ(how.rounds, 0);
   EXPECT_TRUE(keep.empty());
+  // A larger light budget serves the plans that are not droppable alone: plans 0 and 2 of 2200 us need (2 x 2 + 1) x
+  // 4400 = 22000 us for two light rounds, over 20 ms; within 30 ms they are timed, 2 rounds ((30000 / 4400 - 1) / 2 =
+  // 2.9), and the droppable plan 1, which would fit beside them in 30 ms ((30000 / 5400 - 1) / 2 = 2.3), is not.
+  how = TimingWithin(20000, {2200, 1000, 2200}, {false, true, false}, true, 20000, &keep);
+  EXPECT_EQ(how.rounds, 0);
+  how = TimingWithin(20000, {2200, 1000, 2200}, {false, true, false}, true, 30000, &keep);
+  EXPECT_EQ(how.rounds, 2);
+  EXPECT_FALSE(how.settle);
+  EXPECT_EQ(keep, (std::vector<size_t>{0, 2}));
+  // Where 20 ms fit, the larger budget changes nothing: all three in (20000 / 2800 - 1) / 2 = 3 rounds; plan 1 dropped
+  // to fit ((20000 / 4800 - 1) / 2 = 1.6, without it (20000 / 3800 - 1) / 2 = 2.1).
+  how = TimingWithin(20000, {1000, 800, 1000}, {false, true, false}, true, 30000, &keep);
+  EXPECT_EQ(how.rounds, 3);
+  EXPECT_EQ(keep, (std::vector<size_t>{0, 1, 2}));
+  how = TimingWithin(20000, {1900, 1000, 1900}, {false, true, false}, true, 30000, &keep);
+  EXPECT_EQ(how.rounds, 2);
+  EXPECT_EQ(keep, (std::vector<size_t>{0, 2}));
 }
 
 // The light pattern's calls: each plan once to line up, then a block of two per round, never in place.
@@ -256,8 +273,7 @@ TEST(Calibration, ACloseCallIsTimedAgainAndTheFiguresAveraged) {
   auto look = [&](std::vector<double> us, double budgetUs, std::vector<size_t>* again) {
     rhdCalls = rdCalls = ringCalls = 0;
     EXPECT_TRUE(
-        LookAgainAtCloseCall(c.geo, run, c.plans, send.data(), recv.data(), budgetUs, false, false, 1.15, &us, again)
-            .ok());
+        LookAgainAtCloseCall(c.geo, run, c.plans, send.data(), recv.data(), budgetUs, false, 0, 1.15, &us, again).ok());
     return us;
   };
   std::vector<size_t> again;

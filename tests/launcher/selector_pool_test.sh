@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# perf/selector_pool.py: three jobs' tables of one shape pooled. Every forced algorithm's time at a size is its median
+# over the jobs; each algorithm the selector ran is judged by its pooled time against the best pooled one. The
+# expected figures below are worked by hand from the tables.
+#   selector_pool_test.sh SOURCE_DIR
+set -euo pipefail
+pool="$1/perf/selector_pool.py"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+
+# job N: the rows of 8 B and 32 KiB (rd and hier_leader forced; "-" for an algorithm that did not fit)
+job() {
+  cat <<TABLE
+# selector_perf: 4 ranks, 3 communicators (the selector's and 2 forced), 5 rounds
+| size | selector (us) | ran | best forced (us) | best | ratio | choice | ring (us) | ring / selector | rd | hier_leader | direct |
+|---|---|---|---|---|---|---|---|---|---|---|---|
+| 8 | 50.0 | rd | 50.0 | rd | 1.00 | 1.00 | - | - | $1 | $2 | - |
+| 32768 | 200.0 | $3 | 150.0 | rd | 1.33 ** | $4 | - | - | $5 | $6 | 300.0 |
+# sizes whose choice, forced, ran over 1.10x the best forced algorithm: 1 of 2
+TABLE
+}
+# 32 KiB: rd 170, 160, 180 (median 170); hier_leader 101, 225, 150 (median 150): hier_leader is the best pooled, and
+# rd, which one job ran, is 170 / 150 = 1.13 over it. Two jobs' own choice columns were over 1.10.
+job 50.0 60.0 hier_leader 1.00 170.0 101.0 > "$dir/a.md"
+job 52.0 58.0 hier_leader "1.41 **" 160.0 225.0 > "$dir/b.md"
+job 54.0 70.0 rd "1.20 **" 180.0 150.0 > "$dir/c.md"
+out=$(python3 "$pool" "$dir/a.md" "$dir/b.md" "$dir/c.md")
+echo "$out" >&2
+grep -qxF "| 8 B | rd | rd | 52.0 | 1.00 | 0 of 3 |" <<<"$out" || fail "8 B row"
+grep -qxF "| 32 KiB | hier_leader x2, rd x1 | hier_leader | 150.0 | 1.00 (hier_leader), 1.13 ** (rd) | 2 of 3 |" <<<"$out" ||
+  fail "32 KiB row"
+grep -qxF "# sizes whose choice, by the pooled medians, ran over 1.10x the best: 1 of 2" <<<"$out" || fail "summary"
+# A looser tolerance marks nothing.
+python3 "$pool" --tolerance 1.15 "$dir/a.md" "$dir/b.md" "$dir/c.md" |
+  grep -qxF "# sizes whose choice, by the pooled medians, ran over 1.15x the best: 0 of 2" || fail "tolerance 1.15"
+# A file with no table: a message and exit status 1.
+echo "no table here" > "$dir/none.md"
+if python3 "$pool" "$dir/none.md" 2> "$dir/err"; then fail "a file with no table accepted"; fi
+grep -q "no selector_perf table" "$dir/err" || fail "message: $(cat "$dir/err")"
+echo "selector_pool: ok"
