@@ -121,6 +121,7 @@ std::vector<AlgoId> AlgoSelector::candidates(CollKind kind, uint64_t bytes) cons
       always.push_back(a.id);
       continue;
     }
+    if (IsWindowAlgo(a.id) && at > kWindowAlgoSelectMaxBytes) continue;  // their estimates rank nothing there
     if (t <= pickUs * kMeasureMargin) close.emplace_back(t, a.id);
   }
   std::stable_sort(
@@ -144,8 +145,15 @@ bool AlgoSelector::smallOverridesRd(CollKind kind, uint64_t bytes, AlgoId pick) 
 bool AlgoSelector::timedWherever(AlgoId id, uint64_t bytes) const {
   // Above kWindowAlgoSelectMaxBytes the model's estimates do not rank the window algorithms (see evaluate: too low on
   // 2 ranks; on 4 ranks of the development VM oneshot's came out at 2.3-3.0x rhd's at 512 KiB, where the two ran
-  // within 1.2x of each other), so they are timed wherever they fit.
-  if (IsWindowAlgo(id)) return ClassBytes(bytes) > kWindowAlgoSelectMaxBytes;
+  // within 1.2x of each other), so they are timed wherever they fit, up to the largest class twoshot fits. Above it
+  // only oneshot is left, reading every peer's whole buffer: at 1 MiB it ran 1.04-1.6x the best forced algorithm in
+  // every table on 2 and 4 ranks, and timing it took the budget from the model's close rivals (4 ranks: rd the
+  // model's choice, rhd left the timing, and rd ran 1.13-1.21x slower than rhd in two jobs of three;
+  // docs/PERFORMANCE.md, "Tenth session").
+  if (IsWindowAlgo(id)) {
+    const uint64_t at = ClassBytes(bytes);
+    return at > kWindowAlgoSelectMaxBytes && estimateUs(AlgoId::TwoShot, CollKind::AllReduce, at) >= 0;
+  }
   // Nor does it rank hier_leader across hosts: over 2 hosts x 2 ranks at 10 Gbit/s it ran 1.45-1.62x faster than the
   // hier or ring the selector kept at 256 KiB - 1 MiB, where it was often not among the timed candidates
   // (docs/PERFORMANCE.md, "Eighth session").

@@ -39,17 +39,18 @@ class AlgoSelector {
   bool known(CollKind kind, uint64_t bytes, AlgoId* out, bool* measured = nullptr);
   // The algorithms worth timing for the size class of `bytes`: the model's choice first, then every other
   // implemented algorithm whose estimate at the class's power of two is within kMeasureMargin of it, cheapest
-  // first, at most kMeasureMaxCandidates in all, and above kWindowAlgoSelectMaxBytes oneshot and twoshot wherever they
-  // fit (the model cannot rank them there), and across hosts hier_leader (timedWherever). Only the model's choice below
-  // kMeasureMinBytes, and for broadcast and reduce; but across hosts a small allreduce whose model's choice is not rd
-  // has rd beside it (smallOverridesRd). (Whether the candidates' timing fits kMeasureBudgetUs is the caller's to
-  // decide.)
+  // first, at most kMeasureMaxCandidates in all, and above kWindowAlgoSelectMaxBytes oneshot and twoshot where they
+  // fit up to the largest class twoshot fits (the model cannot rank them there; never otherwise), and across hosts
+  // hier_leader (timedWherever). Only the model's choice below kMeasureMinBytes, and for broadcast and reduce; but
+  // across hosts a small allreduce whose model's choice is not rd has rd beside it (smallOverridesRd). (Whether the
+  // candidates' timing fits kMeasureBudgetUs is the caller's to decide.)
   std::vector<AlgoId> candidates(CollKind kind, uint64_t bytes) const;
   // Whether a class of `bytes` at or below kSmallAllReduceBytes, across hosts, whose model's choice `pick` is not rd,
   // is timed against rd: there the model's choice overrode rd by its estimates of the bytes that cross hosts.
   bool smallOverridesRd(CollKind kind, uint64_t bytes, AlgoId pick) const;
   // Whether `id` is timed in the size class of `bytes` whatever the model estimates (where it fits, and the class is
-  // timed at all): the window algorithms above kWindowAlgoSelectMaxBytes, hier_leader across hosts. The caller keeps
+  // timed at all): the window algorithms above kWindowAlgoSelectMaxBytes up to the largest class twoshot fits,
+  // hier_leader across hosts. The caller keeps
   // them when the budget drops the model's other alternatives.
   bool timedWherever(AlgoId id, uint64_t bytes) const;
   // Records the fastest of `candidates` by the times measured for them (`us[i]` for `candidates[i]`, the same on
