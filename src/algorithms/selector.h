@@ -50,8 +50,7 @@ class AlgoSelector {
   bool smallOverridesRd(CollKind kind, uint64_t bytes, AlgoId pick) const;
   // Whether `id` is timed in the size class of `bytes` whatever the model estimates (where it fits, and the class is
   // timed at all): the window algorithms above kWindowAlgoSelectMaxBytes up to the largest class twoshot fits,
-  // hier_leader across hosts. The caller keeps
-  // them when the budget drops the model's other alternatives.
+  // hier_leader across hosts. The caller keeps them when the budget drops the model's other alternatives.
   bool timedWherever(AlgoId id, uint64_t bytes) const;
   // Records the fastest of `candidates` by the times measured for them (`us[i]` for `candidates[i]`, the same on
   // every rank) as the choice of the size class, and returns it. The model's choice (the first) stays unless
@@ -94,7 +93,7 @@ constexpr uint64_t kMeasureMinBytes = 16 << 10;
 constexpr double kMeasureBudgetUs = 20000;
 // The light pattern's budget (across hosts, TimingWithin): over 2 hosts x 2 ranks at 10 Gbit/s the 1 MiB class of
 // hier and hier_leader went untimed in launches whose calibration measured the link at 0.52 GB/s (the two estimated
-// at 2.2 ms a call, 22 ms for two light rounds), and kept hier, which ran 1.39-1.47x slower than the forced
+// at 2.2 ms a call, 22 ms for two light rounds), and kept hier, which ran 1.41x and 1.47x slower than the forced
 // hier_leader in two jobs of three (docs/PERFORMANCE.md, "Tenth session").
 constexpr double kLightMeasureBudgetUs = 30000;
 constexpr double kMeasureMargin = 1.6;
