@@ -490,6 +490,20 @@ int Launch(const QuantParams& p, const QuantStep& s, const math::QuantLayout& la
 
 // The step and dequantize modes are built for fp32 I/O alone (the general kernel serves fp16 and bf16 there).
 // 0 on success, else the cudaError_t of the launch.
+// The launch of mode M for the local input's type `type`.
+template <QuantFormat F, Mode M>
+int LaunchForType(QuantIoType type, const QuantParams& p, const QuantStep& s, const math::QuantLayout& layout,
+                  cudaStream_t stream) {
+  switch (type) {
+    case QuantIoType::kFloat16:
+      return Launch<F, QuantIoType::kFloat16, M>(p, s, layout, stream);
+    case QuantIoType::kBFloat16:
+      return Launch<F, QuantIoType::kBFloat16, M>(p, s, layout, stream);
+    default:
+      return Launch<F, QuantIoType::kFloat32, M>(p, s, layout, stream);
+  }
+}
+
 template <QuantFormat F>
 int LaunchFor(const QuantParams& p, const QuantStep& s, const math::QuantLayout& layout, cudaStream_t stream) {
   switch (ModeOf(s)) {
@@ -498,23 +512,10 @@ int LaunchFor(const QuantParams& p, const QuantStep& s, const math::QuantLayout&
     case Mode::kDequantize:
       return Launch<F, QuantIoType::kFloat32, Mode::kDequantize>(p, s, layout, stream);
     case Mode::kQuantize:
-      switch (s.local_type) {
-        case QuantIoType::kFloat16:
-          return Launch<F, QuantIoType::kFloat16, Mode::kQuantize>(p, s, layout, stream);
-        case QuantIoType::kBFloat16:
-          return Launch<F, QuantIoType::kBFloat16, Mode::kQuantize>(p, s, layout, stream);
-        default:
-          return Launch<F, QuantIoType::kFloat32, Mode::kQuantize>(p, s, layout, stream);
-      }
+      return LaunchForType<F, Mode::kQuantize>(s.local_type, p, s, layout, stream);
     default:
-      switch (s.local != nullptr ? s.local_type : QuantIoType::kFloat32) {
-        case QuantIoType::kFloat16:
-          return Launch<F, QuantIoType::kFloat16, Mode::kGeneral>(p, s, layout, stream);
-        case QuantIoType::kBFloat16:
-          return Launch<F, QuantIoType::kBFloat16, Mode::kGeneral>(p, s, layout, stream);
-        default:
-          return Launch<F, QuantIoType::kFloat32, Mode::kGeneral>(p, s, layout, stream);
-      }
+      return LaunchForType<F, Mode::kGeneral>(s.local != nullptr ? s.local_type : QuantIoType::kFloat32, p, s, layout,
+                                              stream);
   }
 }
 

@@ -42,14 +42,17 @@ double AlgoSelector::estimateUs(AlgoId id, CollKind kind, uint64_t bytes) const 
   return EstimateUs(GetAlgoInfo(id).name, kind, bytes, in_);
 }
 
+namespace {
+// The model prices the window algorithms' copies at the in-cache rate; measured, they lose to rd, rhd and the ring
+// above kWindowAlgoSelectMaxBytes (docs/PERFORMANCE.md, "Algorithm selection"): their estimates rank nothing there.
+bool ModelRanks(AlgoId id, uint64_t bytes) { return !IsWindowAlgo(id) || bytes <= kWindowAlgoSelectMaxBytes; }
+}  // namespace
+
 AlgoId AlgoSelector::evaluate(CollKind kind, uint64_t bytes) const {
   AlgoId best = DefaultAlgo(kind);
   double bestUs = -1;
   for (const AlgoInfo& a : AlgoTable()) {
-    if (!a.implemented) continue;
-    // The model prices the window algorithms' copies at the in-cache rate; measured, they lose to rd, rhd and
-    // the ring above this size (docs/PERFORMANCE.md, "Algorithm selection"): offered below it only.
-    if (IsWindowAlgo(a.id) && bytes > kWindowAlgoSelectMaxBytes) continue;
+    if (!a.implemented || !ModelRanks(a.id, bytes)) continue;
     const double t = estimateUs(a.id, kind, bytes);
     if (t < 0) continue;
     if (bestUs < 0 || t < bestUs) {
@@ -121,7 +124,7 @@ std::vector<AlgoId> AlgoSelector::candidates(CollKind kind, uint64_t bytes) cons
       always.push_back(a.id);
       continue;
     }
-    if (IsWindowAlgo(a.id) && at > kWindowAlgoSelectMaxBytes) continue;  // their estimates rank nothing there
+    if (!ModelRanks(a.id, at)) continue;
     if (t <= pickUs * kMeasureMargin) close.emplace_back(t, a.id);
   }
   std::stable_sort(
@@ -143,13 +146,13 @@ bool AlgoSelector::smallOverridesRd(CollKind kind, uint64_t bytes, AlgoId pick) 
 }
 
 bool AlgoSelector::timedWherever(AlgoId id, uint64_t bytes) const {
-  // Above kWindowAlgoSelectMaxBytes the model's estimates do not rank the window algorithms (see evaluate: too low on
+  // Above kWindowAlgoSelectMaxBytes the model's estimates do not rank the window algorithms (see ModelRanks: too low on
   // 2 ranks; on 4 ranks of the development VM oneshot's came out at 2.3-3.0x rhd's at 512 KiB, where the two ran
   // within 1.2x of each other), so they are timed wherever they fit, up to the largest class twoshot fits. Above it
-  // only oneshot is left, reading every peer's whole buffer: at 1 MiB it ran 1.04-1.6x the best forced algorithm in
+  // only oneshot is left, reading every peer's whole buffer: at 1 MiB it ran 1.04-2.06x the best forced algorithm in
   // every table on 2 and 4 ranks, and timing it took the budget from the model's close rivals (4 ranks: rd the
-  // model's choice, rhd left the timing, and rd ran 1.13-1.21x slower than rhd in two jobs of three;
-  // docs/PERFORMANCE.md, "Tenth session").
+  // model's choice, the budget leaves room for two of rd, rhd and oneshot, and rd ran 1.14x and 1.21x slower than rhd
+  // in two jobs of three; docs/PERFORMANCE.md, "Tenth session").
   if (IsWindowAlgo(id)) {
     const uint64_t at = ClassBytes(bytes);
     return at > kWindowAlgoSelectMaxBytes && estimateUs(AlgoId::TwoShot, CollKind::AllReduce, at) >= 0;

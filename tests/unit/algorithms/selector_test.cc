@@ -203,7 +203,8 @@ TEST(Selector, CandidatesAtTheRdRhdCrossoverOfFourRanks) {
   EXPECT_TRUE(has(AlgoId::Rhd));
   EXPECT_TRUE(has(AlgoId::TwoShot));  // fits the window (twice 256 KiB within 1 MiB)
   EXPECT_TRUE(has(AlgoId::OneShot));
-  // Larger than twoshot's half window: neither (oneshot alone was 1.04-1.6x the best there in every table).
+  // Larger than twoshot's half window: neither (oneshot alone was 1.04-2.06x the best there in every table of
+  // docs/PERFORMANCE.md, "Tenth session").
   const std::vector<AlgoId> big = sel.candidates(CollKind::AllReduce, 1 << 20);
   EXPECT_EQ(std::find(big.begin(), big.end(), AlgoId::TwoShot), big.end());
   EXPECT_EQ(std::find(big.begin(), big.end(), AlgoId::OneShot), big.end());
