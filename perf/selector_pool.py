@@ -10,6 +10,11 @@ and each algorithm the selector ran is judged by that pooled time against the po
 what the selector ran (with counts where the jobs differ), the best algorithm by pooled medians and its time, the
 pooled time of each algorithm the selector ran over the best's (marked `**` above --tolerance, unless the two differ
 by no more than the tables' 0.1 us), and how many jobs' own choice column was above it. The summary counts the sizes with a pooled choice above the tolerance.
+
+A last line gives the tables' own noise: in every row the selector's communicator and one forced communicator ran the
+same algorithm, and it counts the rows where those two times differ by more than --tolerance either way (and by more
+than 0.1 us). Two communicators of one algorithm that far apart say how often a job's table marks a choice that
+is not wrong: where two algorithms cost the same, either one's forced copy can come out that much slower.
 Exit status 0 either way (1 only for unreadable input).
 """
 import argparse
@@ -54,6 +59,7 @@ def read_table(path):
                     pass  # "-": the algorithm does not fit this shape or size
             choice = cells[header.index("choice")].replace("**", "").strip()
             rows[int(cells[0])] = {
+                "selector": float(cells[header.index("selector (us)")]),
                 "ran": cells[header.index("ran")],
                 "choice": float(choice) if choice not in ("", "-") else None,
                 "forced": forced,
@@ -104,6 +110,17 @@ def main():
         jobs_over = sum(1 for r in rows if r["choice"] is not None and r["choice"] > args.tolerance)
         print(f"| {name_of(size)} | {ran_text} | {best} | {fmt(med[best])} | {ratio_text} | {jobs_over} of {len(rows)} |")
     print(f"# sizes whose choice, by the pooled medians, ran over {args.tolerance:.2f}x the best: {over} of {len(sizes)}")
+    same, apart = 0, 0
+    for job in jobs:
+        for r in job.values():
+            forced = r["forced"].get(r["ran"])
+            if forced is None:
+                continue
+            same += 1
+            lo, hi = sorted((forced, r["selector"]))
+            apart += hi > lo * args.tolerance and hi - lo > RESOLUTION_US
+    print(f"# the same algorithm on two communicators (the selector's and its forced copy) over {args.tolerance:.2f}x "
+          f"apart: {apart} of {same} rows")
     return 0
 
 
