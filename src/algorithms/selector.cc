@@ -124,7 +124,7 @@ std::vector<AlgoId> AlgoSelector::candidates(CollKind kind, uint64_t bytes) cons
       always.push_back(a.id);
       continue;
     }
-    if (!ModelRanks(a.id, at)) continue;
+    if (!ModelRanks(a.id, at) || !timedAsRival(a.id, kind, at, pickUs)) continue;
     if (t <= pickUs * kMeasureMargin) close.emplace_back(t, a.id);
   }
   std::stable_sort(
@@ -143,6 +143,28 @@ bool AlgoSelector::smallOverridesRd(CollKind kind, uint64_t bytes, AlgoId pick) 
   // session"): a bucket that refills during each call lets those bytes through.
   return kind == CollKind::AllReduce && in_.nhosts > 1 && bytes <= kSmallAllReduceBytes && pick != AlgoId::Rd &&
          estimateUs(AlgoId::Rd, kind, bytes) >= 0;
+}
+
+double AlgoSelector::timedFloorUs(AlgoId id, CollKind kind, uint64_t bytes) const {
+  // With several ranks on a host, each of them sends its whole vector across in rd's exchange between hosts: a host's
+  // link carries ranks-per-host times the vector, where hier and hier_leader send it once. A timing of a few calls
+  // among other candidates' meets a link's burst allowance that back-to-back calls use up: over 2 hosts x 2 ranks at
+  // 10 Gbit/s, rd was timed at 803-1142 us at 512 KiB (803: its 1 MiB per host across a 1.25 GB/s link in less time
+  // than the link takes) against hier_leader's 752-1288, and won the timing in three launches of eighteen, where back
+  // to back it ran 1.41x slower than hier_leader (docs/PERFORMANCE.md, "Eleventh session"). Those bytes at the
+  // calibrated link rate bound what rd's timing may show.
+  if (id != AlgoId::Rd || kind != CollKind::AllReduce || in_.nhosts < 2 || in_.nranks <= in_.nhosts ||
+      !(in_.inter.bandwidthGBs > 0))
+    return 0;
+  const double perHost = static_cast<double>(in_.nranks) / in_.nhosts;  // ranks of a host, on average
+  return perHost * static_cast<double>(ClassBytes(bytes)) / (in_.inter.bandwidthGBs * 1e3);
+}
+
+bool AlgoSelector::timedAsRival(AlgoId id, CollKind kind, uint64_t bytes, double pickUs) const {
+  // A rival whose timing would be raised past the model's choice's estimate is not worth the budget. Smaller classes
+  // keep rd: at 16 KiB over 2 hosts x 2 ranks it ran level with hier_leader, and with rd left out there, rhd took its
+  // place in the timing and won it in one job of five, 1.87x slower than hier_leader back to back.
+  return timedFloorUs(id, kind, bytes) <= pickUs;
 }
 
 bool AlgoSelector::timedWherever(AlgoId id, uint64_t bytes) const {
@@ -165,13 +187,16 @@ bool AlgoSelector::timedWherever(AlgoId id, uint64_t bytes) const {
 
 AlgoId AlgoSelector::settle(CollKind kind, uint64_t bytes, const std::vector<AlgoId>& candidates,
                             const std::vector<double>& us) {
+  auto counted = [&](size_t i) {
+    return us[i] > 0 ? std::max(us[i], timedFloorUs(candidates[i], kind, bytes)) : us[i];
+  };
   AlgoId best = candidates.empty() ? evaluate(kind, ClassBytes(bytes)) : candidates[0];
-  double bestUs = !us.empty() && us[0] > 0 ? us[0] / kMeasureTie : -1;
+  double bestUs = !us.empty() && us[0] > 0 ? counted(0) / kMeasureTie : -1;
   for (size_t i = 1; i < candidates.size() && i < us.size(); ++i) {
     if (us[i] <= 0) continue;
-    if (bestUs < 0 || us[i] < bestUs) {
+    if (bestUs < 0 || counted(i) < bestUs) {
       best = candidates[i];
-      bestUs = us[i];
+      bestUs = counted(i);
     }
   }
   std::lock_guard<std::mutex> lock(mu_);

@@ -38,12 +38,13 @@ class AlgoSelector {
   // The choice already made for the size class of `bytes`, if any, and (`measured`, optional) whether settle made it.
   bool known(CollKind kind, uint64_t bytes, AlgoId* out, bool* measured = nullptr);
   // The algorithms worth timing for the size class of `bytes`: the model's choice first, then every other
-  // implemented algorithm whose estimate at the class's power of two is within kMeasureMargin of it, cheapest
-  // first, at most kMeasureMaxCandidates in all, and above kWindowAlgoSelectMaxBytes oneshot and twoshot where they
-  // fit up to the largest class twoshot fits (the model cannot rank them there; never otherwise), and across hosts
-  // hier_leader (timedWherever). Only the model's choice below kMeasureMinBytes, and for broadcast and reduce; but
-  // across hosts a small allreduce whose model's choice is not rd has rd beside it (smallOverridesRd). (Whether the
-  // candidates' timing fits kMeasureBudgetUs is the caller's to decide.)
+  // implemented algorithm whose estimate at the class's power of two is within kMeasureMargin of it (and may be timed
+  // as a rival, timedAsRival), cheapest first, at most kMeasureMaxCandidates in all, and above
+  // kWindowAlgoSelectMaxBytes oneshot and twoshot where they fit up to the largest class twoshot fits (the model cannot
+  // rank them there; never otherwise), and across hosts hier_leader (timedWherever). Only the model's choice below
+  // kMeasureMinBytes, and for broadcast and reduce; but across hosts a small allreduce whose model's choice is not rd
+  // has rd beside it (smallOverridesRd). (Whether the candidates' timing fits kMeasureBudgetUs is the caller's to
+  // decide.)
   std::vector<AlgoId> candidates(CollKind kind, uint64_t bytes) const;
   // Whether a class of `bytes` at or below kSmallAllReduceBytes, across hosts, whose model's choice `pick` is not rd,
   // is timed against rd: there the model's choice overrode rd by its estimates of the bytes that cross hosts.
@@ -52,9 +53,17 @@ class AlgoSelector {
   // timed at all): the window algorithms above kWindowAlgoSelectMaxBytes up to the largest class twoshot fits,
   // hier_leader across hosts. The caller keeps them when the budget drops the model's other alternatives.
   bool timedWherever(AlgoId id, uint64_t bytes) const;
+  // The least time settle counts for `id`'s timing in the class of `bytes` (0: none): for rd's allreduce across hosts
+  // where a host has several ranks, its bytes across a host's link (ranks of a host times the vector) at the
+  // calibrated link rate, which a short timing can undercount.
+  double timedFloorUs(AlgoId id, CollKind kind, uint64_t bytes) const;
+  // Whether `id` may be timed as a close rival of the model's choice, estimated at `pickUs` for the class of `bytes`:
+  // not where its timedFloorUs is above `pickUs`.
+  bool timedAsRival(AlgoId id, CollKind kind, uint64_t bytes, double pickUs) const;
   // Records the fastest of `candidates` by the times measured for them (`us[i]` for `candidates[i]`, the same on
-  // every rank) as the choice of the size class, and returns it. The model's choice (the first) stays unless
-  // another is faster by more than kMeasureTie; a candidate with no time (<= 0) is passed over.
+  // every rank, each counted at least at its timedFloorUs) as the choice of the size class, and returns it. The
+  // model's choice (the first) stays unless another is faster by more than kMeasureTie; a candidate with no time
+  // (<= 0) is passed over.
   AlgoId settle(CollKind kind, uint64_t bytes, const std::vector<AlgoId>& candidates, const std::vector<double>& us);
   // Whether the size class's choice was made by settle.
   bool measured(CollKind kind, uint64_t bytes);

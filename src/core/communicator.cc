@@ -510,6 +510,14 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
                k ? ", " : "; close, timed again, the means: ", GetAlgoInfo(timed[again[k]]).name, us[again[k]]);
       times += buf;
     }
+    for (size_t i = 0; i < timed.size(); ++i) {
+      const double floorUs = selector_.timedFloorUs(timed[i], kind, at);
+      if (us[i] > 0 && us[i] < floorUs) {
+        snprintf(buf, sizeof buf, "; %s counted at %.1f us (its bytes across hosts at the link's rate)",
+                 GetAlgoInfo(timed[i]).name, floorUs);
+        times += buf;
+      }
+    }
     STRATA_LOG(INFO, TUNING, "%s, size class %d (%llu B): timed %s in %.1f ms%s: %s (the model's choice %s)",
                CollKindName(kind), SizeClass(bytes), static_cast<unsigned long long>(at), times.c_str(),
                static_cast<double>(NowNs() - t0) / 1e6, how.settle ? "" : " (light: out of place, no settling call)",

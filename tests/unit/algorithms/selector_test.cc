@@ -161,6 +161,11 @@ std::vector<AlgoId> CloseByBruteForce(CollKind kind, uint64_t bytes, const CostI
     if (!a.implemented || a.id == pick || !AlgoServes(a.id, kind)) continue;
     if ((a.id == AlgoId::OneShot || a.id == AlgoId::TwoShot) && bytes > 8192) continue;
     if (a.id == AlgoId::HierLeader && in.nhosts > 1) continue;
+    // rd's allreduce across hosts with several ranks a host: not where its bytes across a host's link (ranks a host
+    // times the vector) take longer at the link's rate than the model's choice's estimate.
+    if (a.id == AlgoId::Rd && kind == CollKind::AllReduce && in.nhosts > 1 && in.nranks > in.nhosts &&
+        in.nranks / in.nhosts * static_cast<double>(bytes) / (in.inter.bandwidthGBs * 1e3) > pickUs)
+      continue;
     const double t = EstimateUs(a.name, kind, bytes, in);
     if (t >= 0 && t <= 1.6 * pickUs) rest.emplace_back(t, static_cast<int>(a.id));
   }
@@ -179,8 +184,8 @@ std::vector<AlgoId> CloseByBruteForce(CollKind kind, uint64_t bytes, const CostI
 }
 
 TEST(Selector, CandidatesAreTheModelsChoiceAndItsCloseRivals) {
-  for (const CostInputs& in :
-       {Shape(1, 2, 0), Shape(1, 8, 0), Shape(2, 2, 0.125), Shape(4, 1, 1.25), Shape(2, 4, 1.25), OneHostWindows()}) {
+  for (const CostInputs& in : {Shape(1, 2, 0), Shape(1, 8, 0), Shape(2, 2, 0.125), Shape(4, 1, 1.25), Shape(2, 4, 1.25),
+                               Shape(2, 2, 0.77), OneHostWindows()}) {
     AlgoSelector sel(in);
     for (int k = 0; k < kNumCollKinds; ++k) {
       const CollKind kind = static_cast<CollKind>(k);
@@ -234,6 +239,78 @@ TEST(Selector, AcrossHostsHierLeaderIsTimedWhereverItServes) {
   EXPECT_TRUE(one.timedWherever(AlgoId::OneShot, 16 << 10));
   EXPECT_FALSE(one.timedWherever(AlgoId::OneShot, 8 << 10));
   EXPECT_FALSE(AlgoSelector(Shape(1, 4, 0)).timedWherever(AlgoId::OneShot, 16 << 10));  // no windows
+}
+
+// Across hosts with several ranks on a host, rd's allreduce is not timed as a rival of the model's choice where its
+// bytes across a host's link need longer at the link's rate than the model's choice in all; smaller classes, one rank
+// per host, one host and the other collectives keep it, and where the model picks rd it is the first candidate.
+TEST(Selector, AcrossHostsRdIsNoRivalWhereItsBytesAcrossOutlastTheModelsChoice) {
+  auto rdRival = [](const CostInputs& in, uint64_t bytes) {
+    const std::vector<AlgoId> got = AlgoSelector(in).candidates(CollKind::AllReduce, bytes);
+    return std::find(got.begin() + 1, got.end(), AlgoId::Rd) != got.end();
+  };
+  // 2 hosts x 2 ranks at 10 Gbit/s with a launch's calibration (link 0.77 GB/s, rd's per-byte scale 0.59): at 512
+  // KiB the model picks another algorithm with rd within the margin; rd's 2 x 512 KiB across take 1362 us at 0.77
+  // GB/s, longer than the model's choice's estimate.
+  CostInputs in = Shape(2, 2, 0.77);
+  in.recursiveScale = 0.59;
+  AlgoSelector sel(in);
+  const uint64_t big = 512 << 10;
+  const AlgoId pick = sel.choose(CollKind::AllReduce, big);
+  ASSERT_NE(pick, AlgoId::Rd);
+  const double pickUs = sel.estimateUs(pick, CollKind::AllReduce, big);
+  ASSERT_LE(sel.estimateUs(AlgoId::Rd, CollKind::AllReduce, big), pickUs * kMeasureMargin);  // close, yet left out
+  ASSERT_GT(2.0 * big / 770.0, pickUs);
+  EXPECT_FALSE(rdRival(in, big));
+  EXPECT_FALSE(sel.timedAsRival(AlgoId::Rd, CollKind::AllReduce, big, pickUs));
+  EXPECT_NEAR(sel.timedFloorUs(AlgoId::Rd, CollKind::AllReduce, big), 2.0 * big / 770.0, 1e-6);
+  EXPECT_NEAR(sel.timedFloorUs(AlgoId::Rd, CollKind::AllReduce, big + big / 5), 2.0 * big / 770.0,
+              1e-6);  // the class's
+  EXPECT_EQ(sel.timedFloorUs(AlgoId::HierLeader, CollKind::AllReduce, big), 0.0);
+  EXPECT_EQ(sel.timedFloorUs(AlgoId::Rd, CollKind::AllGather, big), 0.0);
+  EXPECT_TRUE(sel.timedAsRival(AlgoId::Rd, CollKind::AllReduce, big, 2.0 * big / 770.0 + 1));  // a slower choice
+  EXPECT_TRUE(sel.timedAsRival(AlgoId::Hier, CollKind::AllReduce, big, pickUs));
+  EXPECT_TRUE(sel.timedAsRival(AlgoId::Rd, CollKind::AllGather, big, pickUs));
+  // 16 KiB: 2 x 16 KiB across take 43 us, less than any choice's estimate there.
+  const uint64_t small = 16 << 10;
+  EXPECT_TRUE(sel.timedAsRival(AlgoId::Rd, CollKind::AllReduce, small,
+                               sel.estimateUs(sel.choose(CollKind::AllReduce, small), CollKind::AllReduce, small)));
+  // Where the model picks rd, rd is the first candidate still.
+  for (uint64_t b = 16 << 10; b <= (16u << 20); b *= 2)
+    if (sel.choose(CollKind::AllReduce, b) == AlgoId::Rd) {
+      EXPECT_EQ(sel.candidates(CollKind::AllReduce, b)[0], AlgoId::Rd);
+    }
+  // One rank per host: rd is a rival wherever it is close.
+  const CostInputs four = Shape(4, 1, 0.77);
+  EXPECT_TRUE(AlgoSelector(four).timedAsRival(AlgoId::Rd, CollKind::AllReduce, big, 1.0));
+  bool anyRival = false;
+  for (uint64_t b = 16 << 10; b <= (16u << 20); b *= 2) anyRival = anyRival || rdRival(four, b);
+  EXPECT_TRUE(anyRival);
+  EXPECT_TRUE(AlgoSelector(Shape(1, 4, 0)).timedAsRival(AlgoId::Rd, CollKind::AllReduce, big, 1.0));
+  EXPECT_EQ(AlgoSelector(four).timedFloorUs(AlgoId::Rd, CollKind::AllReduce, big), 0.0);
+  EXPECT_EQ(AlgoSelector(Shape(1, 4, 0)).timedFloorUs(AlgoId::Rd, CollKind::AllReduce, big), 0.0);
+}
+
+// settle counts rd's timing at least at its bytes across hosts at the link's rate, where a host holds several ranks:
+// a launch over 2 x 2 at 10 Gbit/s timed rd (the model's choice) at 970.3 us and hier_leader at 1070.5 at 512 KiB,
+// where rd's 2 x 512 KiB across need 1361.6 us at 0.77 GB/s.
+TEST(Selector, SettleCountsRdAtLeastAtItsBytesAcrossHosts) {
+  CostInputs in = Shape(2, 2, 0.77);
+  AlgoSelector sel(in);
+  const std::vector<AlgoId> cands = {AlgoId::Rd, AlgoId::HierLeader};
+  EXPECT_EQ(sel.settle(CollKind::AllReduce, 512 << 10, cands, {970.3, 1070.5}), AlgoId::HierLeader);
+  EXPECT_EQ(sel.settle(CollKind::AllReduce, 512 << 10, cands, {970.3, 1400.0}), AlgoId::Rd);  // slower than the floor
+  // 16 KiB: 2 x 16 KiB across need 42.6 us, under the times: the timing decides.
+  EXPECT_EQ(sel.settle(CollKind::AllReduce, 16 << 10, cands, {90.0, 120.0}), AlgoId::Rd);
+  EXPECT_EQ(sel.settle(CollKind::AllReduce, 16 << 10, {AlgoId::HierLeader, AlgoId::Rd}, {120.0, 90.0}), AlgoId::Rd);
+  // One rank per host, one host, and the other collectives: the timing alone.
+  EXPECT_EQ(AlgoSelector(Shape(4, 1, 0.77))
+                .settle(CollKind::AllReduce, 512 << 10, {AlgoId::Rhd, AlgoId::Rd}, {1100.0, 970.0}),
+            AlgoId::Rd);
+  EXPECT_EQ(
+      AlgoSelector(Shape(1, 4, 0)).settle(CollKind::AllReduce, 512 << 10, {AlgoId::Rhd, AlgoId::Rd}, {1100.0, 970.0}),
+      AlgoId::Rd);
+  EXPECT_EQ(sel.settle(CollKind::AllGather, 512 << 10, {AlgoId::Hier, AlgoId::Rd}, {1100.0, 970.0}), AlgoId::Rd);
 }
 
 // Across hosts, a small allreduce whose model's choice beat rd's estimate past the small-size margin is timed against
