@@ -149,8 +149,8 @@ double AlgoSelector::timedFloorUs(AlgoId id, CollKind kind, uint64_t bytes) cons
   // With several ranks on a host, each of them sends its whole vector across in rd's exchange between hosts: a host's
   // link carries ranks-per-host times the vector, where hier and hier_leader send it once. A timing of a few calls
   // among other candidates' meets a link's burst allowance that back-to-back calls use up: over 2 hosts x 2 ranks at
-  // 10 Gbit/s, rd was timed at 803-1142 us at 512 KiB (803: its 1 MiB per host across a 1.25 GB/s link in less time
-  // than the link takes) against hier_leader's 752-1288, and won the timing in three launches of eighteen, where back
+  // 10 Gbit/s, seven launches of eighteen timed rd at 512 KiB, at 803-1142 us (803: its 1 MiB per host across a
+  // 1.25 GB/s link in less time than the link takes) against hier_leader's 752-1288, and three chose it, where back
   // to back it ran 1.41x slower than hier_leader (docs/PERFORMANCE.md, "Eleventh session"). Those bytes at the
   // calibrated link rate bound what rd's timing may show.
   if (id != AlgoId::Rd || kind != CollKind::AllReduce || in_.nhosts < 2 || in_.nranks <= in_.nhosts ||
