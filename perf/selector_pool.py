@@ -9,7 +9,8 @@ in one job can differ by 1.2x and more; so here every forced algorithm's time at
 and each algorithm the selector ran is judged by that pooled time against the pooled time of the best one. Per size:
 what the selector ran (with counts where the jobs differ), the best algorithm by pooled medians and its time, the
 pooled time of each algorithm the selector ran over the best's (marked `**` above --tolerance, unless the two differ
-by no more than the tables' 0.1 us), and how many jobs' own choice column was above it. The summary counts the sizes with a pooled choice above the tolerance.
+by no more than the tables' 0.1 us), and how many jobs' own choice column was above it. The summary counts the sizes
+with a pooled choice above the tolerance.
 
 A last line gives the tables' own noise: in every row the selector's communicator and one forced communicator ran the
 same algorithm, and it counts the rows where those two times differ by more than --tolerance either way (and by more
@@ -24,6 +25,11 @@ import sys
 
 
 RESOLUTION_US = 0.1 + 1e-9  # selector_perf prints times to 0.1 us
+
+
+def beyond(hi, lo, tolerance):
+    """Whether time `hi` is over `tolerance` times `lo`, by more than the tables show (0.4 against 0.5 us is not)."""
+    return hi > lo * tolerance and hi - lo > RESOLUTION_US
 
 
 def name_of(size):
@@ -100,8 +106,7 @@ def main():
         for algo in sorted(ran, key=lambda a: -ran[a]):
             if algo in med:
                 ratio = med[algo] / med[best]
-                # The tables print 0.1 us: a difference within it is below what they show (0.4 against 0.5 us).
-                judged.append((algo, ratio, ratio > args.tolerance and med[algo] - med[best] > RESOLUTION_US))
+                judged.append((algo, ratio, beyond(med[algo], med[best], args.tolerance)))
         if any(marked for _, _, marked in judged):
             over += 1
         ran_text = ", ".join(f"{a} x{n}" if len(ran) > 1 else a for a, n in ran.most_common())
@@ -118,7 +123,7 @@ def main():
                 continue
             same += 1
             lo, hi = sorted((forced, r["selector"]))
-            apart += hi > lo * args.tolerance and hi - lo > RESOLUTION_US
+            apart += beyond(hi, lo, args.tolerance)
     print(f"# the same algorithm on two communicators (the selector's and its forced copy) over {args.tolerance:.2f}x "
           f"apart: {apart} of {same} rows")
     return 0

@@ -187,16 +187,16 @@ bool AlgoSelector::timedWherever(AlgoId id, uint64_t bytes) const {
 
 AlgoId AlgoSelector::settle(CollKind kind, uint64_t bytes, const std::vector<AlgoId>& candidates,
                             const std::vector<double>& us) {
-  auto counted = [&](size_t i) {
-    return us[i] > 0 ? std::max(us[i], timedFloorUs(candidates[i], kind, bytes)) : us[i];
-  };
+  // A timed figure, at least the candidate's floor.
+  auto counted = [&](size_t i) { return std::max(us[i], timedFloorUs(candidates[i], kind, bytes)); };
   AlgoId best = candidates.empty() ? evaluate(kind, ClassBytes(bytes)) : candidates[0];
   double bestUs = !us.empty() && us[0] > 0 ? counted(0) / kMeasureTie : -1;
   for (size_t i = 1; i < candidates.size() && i < us.size(); ++i) {
     if (us[i] <= 0) continue;
-    if (bestUs < 0 || counted(i) < bestUs) {
+    const double t = counted(i);
+    if (bestUs < 0 || t < bestUs) {
       best = candidates[i];
-      bestUs = counted(i);
+      bestUs = t;
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
