@@ -16,6 +16,9 @@ A last line gives the tables' own noise: in every row the selector's communicato
 same algorithm, and it counts the rows where those two times differ by more than --tolerance either way (and by more
 than 0.1 us). Two communicators of one algorithm that far apart say how often a job's table marks a choice that
 is not wrong: where two algorithms cost the same, either one's forced copy can come out that much slower.
+With two jobs or more, the last line counts per job the sizes where the algorithm the selector ran, forced, was over
+--tolerance times the job's best forced time, and the same for an oracle that ran in each job the algorithm with the
+least median time over the other jobs: what the jobs' differences alone cost a choice that is right on average.
 Exit status 0 either way (1 only for unreadable input).
 """
 import argparse
@@ -75,6 +78,33 @@ def read_table(path):
     return rows
 
 
+def per_job_marks(jobs, tolerance):
+    """Per job, the sizes where the selector's choice, and where an oracle's, ran forced over `tolerance` times the
+    job's best forced time. The oracle knows every other job: it runs the algorithm with the least median time over
+    them. It scores what the tables' noise alone costs a choice that is right on average."""
+    picked, oracle = [], []
+    for j, job in enumerate(jobs):
+        mine = theirs = 0
+        for size, r in job.items():
+            if not r["forced"]:
+                continue
+            best = min(r["forced"].values())
+            if r["ran"] in r["forced"]:
+                mine += beyond(r["forced"][r["ran"]], best, tolerance)
+            others = collections.defaultdict(list)
+            for k, other in enumerate(jobs):
+                if k != j and size in other:
+                    for algo, us in other[size]["forced"].items():
+                        if algo in r["forced"]:
+                            others[algo].append(us)
+            if others:
+                pick = min(others, key=lambda a: statistics.median(others[a]))
+                theirs += beyond(r["forced"][pick], best, tolerance)
+        picked.append(mine)
+        oracle.append(theirs)
+    return picked, oracle
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tolerance", type=float, default=1.10)
@@ -126,6 +156,11 @@ def main():
             apart += beyond(hi, lo, args.tolerance)
     print(f"# the same algorithm on two communicators (the selector's and its forced copy) over {args.tolerance:.2f}x "
           f"apart: {apart} of {same} rows")
+    if len(jobs) > 1:
+        picked, oracle = per_job_marks(jobs, args.tolerance)
+        print(f"# per job, sizes where the algorithm run, forced, was over {args.tolerance:.2f}x the job's best forced: "
+              f"the selector's choice {', '.join(map(str, picked))}; an oracle's (in each job the algorithm best by "
+              f"the other jobs' pooled medians) {', '.join(map(str, oracle))}")
     return 0
 
 

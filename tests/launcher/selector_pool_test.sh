@@ -35,6 +35,15 @@ grep -qxF "# sizes whose choice, by the pooled medians, ran over 1.10x the best:
 # against hier_leader's 101 (1.98x) and 225 (1.125x) and rd's 180 (1.11x).
 grep -qxF "# the same algorithm on two communicators (the selector's and its forced copy) over 1.10x apart: 3 of 6 rows" \
   <<<"$out" || fail "the same algorithm apart"
+# Per job, the algorithm run forced against the job's best forced. The selector: a 0 (hier_leader 101 is a's best),
+# b 1 (hier_leader 225 against rd's 160), c 1 (rd 180 against hier_leader's 150). The oracle runs the algorithm best
+# by the other two jobs' medians: in a, rd at 8 B (53 against 64) and at 32 KiB (rd 170 against hier_leader 187.5 and
+# direct 300), 170 / 101 over; in b, rd at 8 B and hier_leader at 32 KiB (125.5 against rd's 175), 225 / 160 over;
+# in c, rd at 8 B and hier_leader at 32 KiB (163 against 165), c's best.
+grep -qxF "# per job, sizes where the algorithm run, forced, was over 1.10x the job's best forced: the selector's choice \
+0, 1, 1; an oracle's (in each job the algorithm best by the other jobs' pooled medians) 1, 1, 0" <<<"$out" ||
+  fail "per job"
+python3 "$pool" "$dir/a.md" | grep -q "^# per job" && fail "per job with one job"
 # A looser tolerance marks nothing, and leaves only the 1.98x apart.
 out=$(python3 "$pool" --tolerance 1.15 "$dir/a.md" "$dir/b.md" "$dir/c.md")
 grep -qxF "# sizes whose choice, by the pooled medians, ran over 1.15x the best: 0 of 2" <<<"$out" || fail "tolerance 1.15"
