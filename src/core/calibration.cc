@@ -427,8 +427,14 @@ Status LookAgainAtCloseCall(const PlanGeometry& geo, const PlanRunner& run, cons
   if (how.rounds == 0) return Status::Ok();
   std::vector<double> twice;
   STRATA_CHECK(TimePlansAlike(geo, run, {plans[first], plans[second]}, send, recv, how, &twice));
+  const double before = (*us)[first] + (*us)[second];
   (*us)[first] = ((*us)[first] + twice[0]) / 2;
   (*us)[second] = ((*us)[second] + twice[1]) / 2;
+  // The others were not timed again: they move as the pair's sum did, so that a pace the machine changed between the
+  // two timings does not put one of them ahead of the pair it trailed.
+  const double factor = ((*us)[first] + (*us)[second]) / before;
+  for (size_t i = 0; i < us->size(); ++i)
+    if (i != first && i != second && (*us)[i] > 0) (*us)[i] *= factor;
   *again = {first, second};
   return Status::Ok();
 }

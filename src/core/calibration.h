@@ -86,7 +86,9 @@ Status TimePlansAlike(const PlanGeometry& geo, const PlanRunner& run, const std:
 // A second look at a close call: where the two fastest of `*us` (TimePlansAlike's figures for `plans`) are within
 // `closeRatio` of each other, those two are timed again, in the pattern TimingWithin gives their measured times
 // within `budgetUs` (light, within `lightBudgetUs`, where the full one does not fit), and each one's figure becomes the
-// mean of its two. One timing of five rounds picks the wrong one of two close algorithms now and then on a busy machine
+// mean of its two; every other figure is multiplied by the factor the pair's sum changed by (4 ranks on the 2-core VM,
+// 128 KiB: rhd and twoshot timed 66 and 72 us and again at about 120 and 112, which left rd's 88 us, timed once, the
+// fastest). One timing of five rounds picks the wrong one of two close algorithms now and then on a busy machine
 // (4 ranks on the 2-core development VM, 256 KiB: `twoshot` ran 1.29x faster than rd in a table whose launch had
 // timed rd the faster; in six other launches the ring came within 1.09x of `twoshot` once, and once `rhd` won
 // by 5%). `*again` gets the two indices timed again, fastest first (empty: none). Every rank holds the same

@@ -510,6 +510,12 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
                k ? ", " : "; close, timed again, the means: ", GetAlgoInfo(timed[again[k]]).name, us[again[k]]);
       times += buf;
     }
+    for (size_t i = 0; i < timed.size() && !again.empty(); ++i) {
+      if (i == again[0] || i == again[1] || !(first[i] > 0)) continue;
+      snprintf(buf, sizeof buf, ", the others x %.2f as the pair", us[i] / first[i]);
+      times += buf;
+      break;
+    }
     for (size_t i = 0; i < timed.size(); ++i) {
       const double floorUs = selector_.timedFloorUs(timed[i], kind, at);
       if (us[i] > 0 && us[i] < floorUs) {

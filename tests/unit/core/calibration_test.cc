@@ -255,8 +255,8 @@ TEST(Calibration, LightPatternRunsABlockPerRoundOutOfPlace) {
 }
 
 // A close call: the two fastest figures within 1.15x of each other are timed again, and each becomes the mean of its
-// two timings; a third, slower plan does not run again. A clear lead, a single figure, or a pair too long for the
-// budget runs nothing.
+// two timings; a third, slower plan does not run again, and its figure moves as the pair's did. A clear lead, a single
+// figure, or a pair too long for the budget runs nothing.
 TEST(Calibration, ACloseCallIsTimedAgainAndTheFiguresAveraged) {
   RdAndRing c;
   c.plans.insert(c.plans.begin(), BuildPlanWith(AlgoId::Rhd, c.desc, c.geo));  // rhd, rd, ring
@@ -284,11 +284,21 @@ TEST(Calibration, ACloseCallIsTimedAgainAndTheFiguresAveraged) {
   EXPECT_EQ(rhdCalls, 0);
   EXPECT_EQ(rdCalls, 16);  // 1 to line up, 5 rounds of a settling call and a block of two
   EXPECT_EQ(ringCalls, 16);
-  EXPECT_EQ(us[0], 400);
   EXPECT_GE(us[1], 200.0);
   EXPECT_LT(us[1], 260.0);
   EXPECT_GE(us[2], 105.0);
   EXPECT_LT(us[2], 140.0);
+  // rhd, not timed again, moves as the pair's sum did: from 210 to us[1] + us[2].
+  EXPECT_NEAR(us[0], 400 * (us[1] + us[2]) / 210, 1e-6);
+  // A third close behind the pair: rd 50, the ring 52, rhd 58. The pair's second timing (rd 300, the ring 100) leaves
+  // means of about 175 and 76; rhd's 58, timed once, would pass both. Moved by the pair's factor (about 251 / 102),
+  // it stays behind the ring.
+  us = look({58, 50, 52}, 20000, &again);
+  EXPECT_EQ(again, (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(rhdCalls, 0);
+  EXPECT_NEAR(us[0], 58 * (us[1] + us[2]) / 102, 1e-6);
+  EXPECT_GT(us[0], us[2]);
+  EXPECT_LT(us[2], us[1]);
   // The fastest two need not come first: the ring 100, rhd 110.
   us = look({110, 300, 100}, 20000, &again);
   EXPECT_EQ(again, (std::vector<size_t>{2, 0}));
