@@ -26,6 +26,11 @@ constexpr uint64_t kMidBytes = 128 << 10;
 constexpr double kOutOfCacheRecursiveScale = 5.0 / 3.0;
 // Between hosts, from 8 MiB on: rhd's per-byte time is the ring's, a hair over (see below).
 constexpr double kInterHostRecursiveScale = 1.02;
+// A 1 MiB ring allreduce that takes this long between hosts is its bytes on the link: 4 ranks' bytes alone take 12.6 ms
+// at 1 Gbit/s, while at 10 Gbit/s (1.3 ms of bytes) the development VM's calibration timed the call at 1.9-6.9 ms.
+constexpr double kLongCallUs = 10000;
+// rhd's least per-byte scale at 1 MiB where that call is link-bound (see below).
+constexpr double kLinkBoundRecursiveScale = 1.10;
 // Small calls: rounds in which every kind runs one untimed call, then two timed back to back as one block.
 constexpr int kSmallRounds = 6;
 constexpr int kSmallBlock = 2;
@@ -288,6 +293,15 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
     in->recursiveScaleSmallBytes = kMidBytes;
   }
   if (all[kRecursiveLarge] > 0 && modelled > latency) in->recursiveScale = scaleFor(all[kRecursiveLarge], modelled);
+  // Between hosts, where the 1 MiB ring is a long call (kLongCallUs), rhd's scale from 1 MiB on is at least
+  // kLinkBoundRecursiveScale: the ring has the ties. There the two send the same bytes and the call is those bytes on
+  // the link, so the ring gives up at most what rhd saves in latency, a few percent of the call. Lone calls time rhd's
+  // exchanges of half the vector at once level with the ring's steady pipeline, but back to back rhd runs slower: 4
+  // hosts at 1 Gbit/s, its scale came out at 0.99-1.06 in nine launches, the model chose it in four of them, and it
+  // took 1.03-1.22x the ring's time at 1 MiB in ten tables of ten (a floor of kInterHostRecursiveScale did not cover
+  // the ring's longer latency: rhd still in two launches of six).
+  if (in->nhosts > 1 && all[kRingLarge] >= kLongCallUs)
+    in->recursiveScale = std::max(in->recursiveScale, kLinkBoundRecursiveScale);
   // rd's own 1 MiB scale, as a factor over rhd's (clamped as the scales are).
   in->rdScaleFactor = 1.0;
   if (rdToo && all[kRdLarge] > 0) {

@@ -345,6 +345,34 @@ TEST(Calibration, NetworkLatencyIsWhatTheRingSpendsOnItsHopsBetweenHosts) {
   EXPECT_GE(in.recursiveScaleLarge, in.recursiveScale);
 }
 
+// 4 hosts x 1 rank; a small ring allreduce takes 60 us, a 1 MiB ring `ringUs` and a 1 MiB rhd `rhdUs`.
+PlanRunner FourHostsRunner(double ringUs, double rhdUs) {
+  return [ringUs, rhdUs](const Plan& plan, const void* send, void* recv) {
+    if (AnswerFigures(plan, send, recv, 4)) return Status::Ok();
+    const bool small = PlanElems(plan) <= 64;
+    if (plan.algorithm == "ring") BusyUs(small ? 60 : ringUs);
+    if (plan.algorithm == "rhd") BusyUs(small ? 40 : rhdUs);
+    return Status::Ok();
+  };
+}
+
+// Between hosts, a 1 MiB ring that takes 10 ms or more is link-bound: rhd's scale from 1 MiB on is at least 1.10 there,
+// whatever its lone calls measured. A shorter one keeps the scale measured.
+TEST(Calibration, ALinkBoundMegabyteGivesTheRingTheTies) {
+  PlanGeometry geo;
+  geo.nranks = 4;
+  geo.rank = 0;
+  geo.hostOf = {0, 1, 2, 3};
+  CostInputs slow = CostInputsFromGeometry(geo);
+  ASSERT_TRUE(CalibrateCostInputs(geo, FourHostsRunner(12000, 11000), &slow, nullptr).ok());
+  EXPECT_GE(slow.recursiveScale, 1.10);
+  EXPECT_GE(slow.recursiveScaleLarge, slow.recursiveScale);
+  CostInputs fast = CostInputsFromGeometry(geo);
+  ASSERT_TRUE(CalibrateCostInputs(geo, FourHostsRunner(6000, 4000), &fast, nullptr).ok());
+  EXPECT_LT(fast.recursiveScale, 1.0);  // rhd's lone calls at two thirds of the ring's time
+  EXPECT_GE(fast.recursiveScaleLarge, 1.02);
+}
+
 TEST(Calibration, OneHostMovesTheRecursiveScaleOutOfCache) {
   PlanGeometry geo;
   geo.nranks = 4;
