@@ -40,6 +40,15 @@ void WithRetries(const std::function<void()>& body, int attempts = 3) {
   body();
 }
 
+// Rank 0 of as many ranks as `hostOf` names, rank r on host hostOf[r].
+PlanGeometry RankZeroOf(const std::vector<int>& hostOf) {
+  PlanGeometry geo;
+  geo.nranks = static_cast<int>(hostOf.size());
+  geo.rank = 0;
+  geo.hostOf = hostOf;
+  return geo;
+}
+
 // The elements a plan's steps reach: its vector's length.
 uint64_t PlanElems(const Plan& plan) {
   uint64_t elems = 0;
@@ -349,10 +358,7 @@ TEST(Calibration, ACloseCallIsTimedAgainAndTheFiguresAveraged) {
 
 TEST(Calibration, NetworkLatencyIsWhatTheRingSpendsOnItsHopsBetweenHosts) {
   WithRetries([&] {
-    PlanGeometry geo;
-    geo.nranks = 4;
-    geo.rank = 0;
-    geo.hostOf = {0, 0, 1, 1};
+    const PlanGeometry geo = RankZeroOf({0, 0, 1, 1});
     CostInputs in = CostInputsFromGeometry(geo);
     CalibrationReport report;
     ASSERT_TRUE(CalibrateCostInputs(geo, FakeRunner(), &in, &report).ok());
@@ -389,10 +395,7 @@ PlanRunner FourHostsRunner(double ringUs, double rhdUs) {
 // whatever its lone calls measured. A shorter one keeps the scale measured.
 TEST(Calibration, ALinkBoundMegabyteGivesTheRingTheTies) {
   WithRetries([&] {
-    PlanGeometry geo;
-    geo.nranks = 4;
-    geo.rank = 0;
-    geo.hostOf = {0, 1, 2, 3};
+    const PlanGeometry geo = RankZeroOf({0, 1, 2, 3});
     CostInputs slow = CostInputsFromGeometry(geo);
     ASSERT_TRUE(CalibrateCostInputs(geo, FourHostsRunner(12000, 11000), &slow, nullptr).ok());
     EXPECT_GE(slow.recursiveScale, 1.10);
@@ -424,10 +427,7 @@ TEST(Calibration, OneHostMovesTheRecursiveScaleOutOfCache) {
 TEST(Calibration, TwoRanksOnOneHostScaleRdInCache) {
   WithRetries([&] {
     const uint64_t mid = 128 << 10;
-    PlanGeometry geo;
-    geo.nranks = 2;
-    geo.rank = 0;
-    geo.hostOf = {0, 0};
+    const PlanGeometry geo = RankZeroOf({0, 0});
     // Small calls 20 us; at 1 MiB the ring 1600 us and rd 1920; at 128 KiB the ring 400 us and rd 360 (long enough that
     // a busy VM's preemptions stay within the margins below).
     PlanRunner runner = [&](const Plan& plan, const void* send, void* recv) {
@@ -460,10 +460,7 @@ TEST(Calibration, TwoRanksOnOneHostScaleRdInCache) {
     }
 
     for (const std::vector<int>& hosts : {std::vector<int>{0, 0, 0, 0}, std::vector<int>{0, 1}}) {
-      PlanGeometry other;
-      other.nranks = static_cast<int>(hosts.size());
-      other.rank = 0;
-      other.hostOf = hosts;
+      const PlanGeometry other = RankZeroOf(hosts);
       PlanRunner quick = [&](const Plan& plan, const void* send, void* recv) {
         AnswerFigures(plan, send, recv, other.nranks);
         return Status::Ok();
@@ -481,10 +478,7 @@ TEST(Calibration, TwoRanksOnOneHostScaleRdInCache) {
 // measured time there; between hosts it is not timed.
 TEST(Calibration, RdGetsItsOwnScaleOnOneHost) {
   WithRetries([&] {
-    PlanGeometry geo;
-    geo.nranks = 4;
-    geo.rank = 0;
-    geo.hostOf = {0, 0, 0, 0};
+    const PlanGeometry geo = RankZeroOf({0, 0, 0, 0});
     // Small calls 20 us; at 1 MiB the ring 450 us, rhd 400, rd 600.
     PlanRunner runner = [&](const Plan& plan, const void* send, void* recv) {
       if (AnswerFigures(plan, send, recv, 4)) return Status::Ok();
@@ -506,10 +500,10 @@ TEST(Calibration, RdGetsItsOwnScaleOnOneHost) {
       EXPECT_GT(EstimateUs("rd", CollKind::AllReduce, 1 << 20, in), report.rdLargeUs);
     }
 
-    geo.hostOf = {0, 0, 1, 1};
-    CostInputs two = CostInputsFromGeometry(geo);
+    const PlanGeometry twoHosts = RankZeroOf({0, 0, 1, 1});
+    CostInputs two = CostInputsFromGeometry(twoHosts);
     CalibrationReport r;
-    ASSERT_TRUE(CalibrateCostInputs(geo, runner, &two, &r).ok());
+    ASSERT_TRUE(CalibrateCostInputs(twoHosts, runner, &two, &r).ok());
     EXPECT_EQ(r.rdLargeUs, 0.0);
     EXPECT_EQ(two.rdScaleFactor, 1.0);
   });
@@ -522,10 +516,7 @@ TEST(Calibration, KindsAreTimedInterleaved) {
     // the 6 rounds, so interleaved every kind has one slow round of 6 (and the median room for two more rounds that the
     // machine's load stretches); timed one kind after another, the ring (timed first) would carry the whole slow start
     // in 4 of its 6 rounds.
-    PlanGeometry geo;
-    geo.nranks = 4;
-    geo.rank = 0;
-    geo.hostOf = {0, 0, 0, 0};
+    const PlanGeometry geo = RankZeroOf({0, 0, 0, 0});
     int calls = 0;
     PlanRunner runner = [&](const Plan& plan, const void* send, void* recv) {
       if (AnswerFigures(plan, send, recv, 4)) return Status::Ok();
@@ -542,10 +533,7 @@ TEST(Calibration, KindsAreTimedInterleaved) {
 TEST(Calibration, SmallCallsCarryAnElementPerRank) {
   // 8 bytes on 8 ranks would leave six of the ring's eight chunks empty and their steps out of the timing.
   for (int p : {2, 4, 8, 64}) {
-    PlanGeometry geo;
-    geo.nranks = p;
-    geo.rank = 0;
-    geo.hostOf.assign(p, 0);
+    const PlanGeometry geo = RankZeroOf(std::vector<int>(p, 0));
     uint64_t smallest = UINT64_MAX;
     PlanRunner runner = [&](const Plan& plan, const void* send, void* recv) {
       if (!AnswerFigures(plan, send, recv, p)) smallest = std::min(smallest, PlanElems(plan));
