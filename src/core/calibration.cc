@@ -293,13 +293,13 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
     in->recursiveScaleSmallBytes = kMidBytes;
   }
   if (all[kRecursiveLarge] > 0 && modelled > latency) in->recursiveScale = scaleFor(all[kRecursiveLarge], modelled);
-  // Between hosts, where the 1 MiB ring is a long call (kLongCallUs), rhd's scale from 1 MiB on is at least
-  // kLinkBoundRecursiveScale: the ring has the ties. There the two send the same bytes and the call is those bytes on
-  // the link, so the ring gives up at most what rhd saves in latency, a few percent of the call. Lone calls time rhd's
-  // exchanges of half the vector at once level with the ring's steady pipeline, but back to back rhd runs slower: 4
-  // hosts at 1 Gbit/s, its scale came out at 0.99-1.06 in nine launches, the model chose it in five of them, and it
-  // took 1.03-1.22x the ring's time at 1 MiB in ten tables of ten (a floor of kInterHostRecursiveScale did not cover
-  // the ring's longer latency: rhd still in two launches of six).
+  // Between hosts, where the 1 MiB ring is a long call (kLongCallUs), the scale is at least kLinkBoundRecursiveScale
+  // (at 1 MiB and below, and so at every size): the ring has the ties. There the two send the same bytes and the call
+  // is those bytes on the link, so the ring gives up at most what rhd saves in latency, a few percent of the call. Lone
+  // calls time rhd's exchanges of half the vector at once level with the ring's steady pipeline, but back to back rhd
+  // runs slower: 4 hosts at 1 Gbit/s, its scale came out at 0.99-1.06 in nine launches, the model chose it in five of
+  // them, and it took 1.03-1.22x the ring's time at 1 MiB in ten tables of ten (a floor of kInterHostRecursiveScale did
+  // not cover the ring's longer latency: rhd still in two launches of six).
   if (in->nhosts > 1 && all[kRingLarge] >= kLongCallUs)
     in->recursiveScale = std::max(in->recursiveScale, kLinkBoundRecursiveScale);
   // rd's own 1 MiB scale, as a factor over rhd's (clamped as the scales are).

@@ -391,7 +391,7 @@ PlanRunner FourHostsRunner(double ringUs, double rhdUs) {
   };
 }
 
-// Between hosts, a 1 MiB ring that takes 10 ms or more is link-bound: rhd's scale from 1 MiB on is at least 1.10 there,
+// Between hosts, a 1 MiB ring that takes 10 ms or more is link-bound: rhd's scale is at least 1.10 there,
 // whatever its lone calls measured. A shorter one keeps the scale measured.
 TEST(Calibration, ALinkBoundMegabyteGivesTheRingTheTies) {
   WithRetries([&] {
