@@ -78,6 +78,16 @@ def read_table(path):
     return rows
 
 
+def pooled_medians(rows, algos=None):
+    """{algo: median of its forced times over `rows`} (only the algorithms in `algos`, when given)."""
+    pooled = collections.defaultdict(list)
+    for r in rows:
+        for algo, us in r["forced"].items():
+            if algos is None or algo in algos:
+                pooled[algo].append(us)
+    return {a: statistics.median(ts) for a, ts in pooled.items()}
+
+
 def per_job_marks(jobs, tolerance):
     """Per job, the sizes where the selector's choice, and where an oracle's, ran forced over `tolerance` times the
     job's best forced time. The oracle knows every other job: it runs the algorithm with the least median time over
@@ -91,14 +101,9 @@ def per_job_marks(jobs, tolerance):
             best = min(r["forced"].values())
             if r["ran"] in r["forced"]:
                 mine += beyond(r["forced"][r["ran"]], best, tolerance)
-            others = collections.defaultdict(list)
-            for k, other in enumerate(jobs):
-                if k != j and size in other:
-                    for algo, us in other[size]["forced"].items():
-                        if algo in r["forced"]:
-                            others[algo].append(us)
+            others = pooled_medians([o[size] for k, o in enumerate(jobs) if k != j and size in o], r["forced"])
             if others:
-                pick = min(others, key=lambda a: statistics.median(others[a]))
+                pick = min(others, key=others.get)
                 theirs += beyond(r["forced"][pick], best, tolerance)
         picked.append(mine)
         oracle.append(theirs)
@@ -123,11 +128,7 @@ def main():
     over = 0
     for size in sizes:
         rows = [j[size] for j in jobs if size in j]
-        pooled = collections.defaultdict(list)
-        for r in rows:
-            for algo, us in r["forced"].items():
-                pooled[algo].append(us)
-        med = {a: statistics.median(ts) for a, ts in pooled.items()}
+        med = pooled_medians(rows)
         if not med:
             continue
         best = min(med, key=med.get)

@@ -29,7 +29,7 @@ constexpr double kInterHostRecursiveScale = 1.02;
 // A 1 MiB ring allreduce that takes this long between hosts is its bytes on the link: 4 ranks' bytes alone take 12.6 ms
 // at 1 Gbit/s, while at 10 Gbit/s (1.3 ms of bytes) the development VM's calibration timed the call at 1.9-6.9 ms.
 constexpr double kLongCallUs = 10000;
-// rhd's least per-byte scale at 1 MiB where that call is link-bound (see below).
+// rd's and rhd's least per-byte scale, at every size, where the 1 MiB ring call is link-bound (see below).
 constexpr double kLinkBoundRecursiveScale = 1.10;
 // Small calls: rounds in which every kind runs one untimed call, then two timed back to back as one block.
 constexpr int kSmallRounds = 6;
