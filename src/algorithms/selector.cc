@@ -185,10 +185,20 @@ bool AlgoSelector::timedWherever(AlgoId id, uint64_t bytes) const {
   return id == AlgoId::HierLeader && in_.nhosts > 1;
 }
 
+double AlgoSelector::timedScale(AlgoId id, CollKind kind, const std::vector<AlgoId>& candidates,
+                                const std::vector<double>& us) const {
+  if (kind != CollKind::AllReduce || in_.nhosts != 1 || in_.nranks < 3 || IsWindowAlgo(id)) return 1.0;
+  for (size_t i = 0; i < candidates.size() && i < us.size(); ++i)
+    if (IsWindowAlgo(candidates[i]) && us[i] > 0) return kWarmTimingScale;
+  return 1.0;
+}
+
 AlgoId AlgoSelector::settle(CollKind kind, uint64_t bytes, const std::vector<AlgoId>& candidates,
                             const std::vector<double>& us) {
-  // A timed figure, at least the candidate's floor.
-  auto counted = [&](size_t i) { return std::max(us[i], timedFloorUs(candidates[i], kind, bytes)); };
+  // A timed figure, at least the candidate's floor, times its scale.
+  auto counted = [&](size_t i) {
+    return std::max(us[i], timedFloorUs(candidates[i], kind, bytes)) * timedScale(candidates[i], kind, candidates, us);
+  };
   AlgoId best = candidates.empty() ? evaluate(kind, ClassBytes(bytes)) : candidates[0];
   double bestUs = !us.empty() && us[0] > 0 ? counted(0) / kMeasureTie : -1;
   for (size_t i = 1; i < candidates.size() && i < us.size(); ++i) {

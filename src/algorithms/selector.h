@@ -57,11 +57,19 @@ class AlgoSelector {
   // where a host has several ranks, its bytes across a host's link (ranks of a host times the vector) at the
   // calibrated link rate, which a short timing can undercount.
   double timedFloorUs(AlgoId id, CollKind kind, uint64_t bytes) const;
+  // The factor settle counts the timing of `id`, one of `candidates` timed as `us` (`us[i]` for `candidates[i]`, <= 0
+  // for one not timed), by: kWarmTimingScale for an allreduce other than oneshot and twoshot on one host of three
+  // ranks or more where one of those two was timed beside it, else 1. The timing reuses one warm pair of buffers, on
+  // which the algorithms that pass every call through the FIFO slots keep up with those that read their peers'
+  // windows; calls whose buffers move fall behind them there.
+  double timedScale(AlgoId id, CollKind kind, const std::vector<AlgoId>& candidates,
+                    const std::vector<double>& us) const;
   // Whether `id` may be timed as a close rival of the model's choice, estimated at `pickUs` for the class of `bytes`:
   // not where its timedFloorUs is above `pickUs`.
   bool timedAsRival(AlgoId id, CollKind kind, uint64_t bytes, double pickUs) const;
   // Records the fastest of `candidates` by the times measured for them (`us[i]` for `candidates[i]`, the same on
-  // every rank, each counted at least at its timedFloorUs) as the choice of the size class, and returns it. The
+  // every rank, each counted at least at its timedFloorUs, then times its timedScale) as the choice of the size
+  // class, and returns it. The
   // model's choice (the first) stays unless another is faster by more than kMeasureTie; a candidate with no time
   // (<= 0) is passed over.
   AlgoId settle(CollKind kind, uint64_t bytes, const std::vector<AlgoId>& candidates, const std::vector<double>& us);
@@ -108,6 +116,14 @@ constexpr double kLightMeasureBudgetUs = 30000;
 constexpr double kMeasureMargin = 1.6;
 constexpr size_t kMeasureMaxCandidates = 3;
 constexpr double kMeasureTie = 1.02;
+// What an allreduce's timing on one host of three ranks or more counts the other candidates by, beside oneshot or
+// twoshot (AlgoSelector::timedScale). On 4 ranks of the development VM at 128 KiB, rd's or rhd's time over twoshot's,
+// the better of the two in each selector_perf job, was 0.87-1.38 (four jobs of six under 1) with calls moving through
+// 256 KiB, 1.00-1.29 through 512 KiB and 1.22-1.32 through 32 MiB, as the perf tools' calls do; the timing had put rd
+// or rhd first in jobs whose tables ran a window algorithm 1.1-1.4x faster. With this factor, the choices over 1.10x
+// the job's best forced time from 32 KiB to 256 KiB fell from 23 to 7 in 36 jobs (docs/PERFORMANCE.md, "Thirteenth
+// session"). Where the warm timing is right, a window algorithm chosen by it runs at most 1.2x the time of the other.
+constexpr double kWarmTimingScale = 1.20;
 // Where the two fastest timed candidates come out within this ratio, they are timed again (LookAgainAtCloseCall).
 constexpr double kMeasureCloseCall = 1.15;
 

@@ -313,6 +313,32 @@ TEST(Selector, SettleCountsRdAtLeastAtItsBytesAcrossHosts) {
   EXPECT_EQ(sel.settle(CollKind::AllGather, 512 << 10, {AlgoId::Hier, AlgoId::Rd}, {1100.0, 970.0}), AlgoId::Rd);
 }
 
+// On one host of three ranks or more, beside oneshot or twoshot, an allreduce's other candidates count their timing
+// times kWarmTimingScale: the timing's warm buffers flatter the algorithms that copy through the FIFO slots.
+TEST(Selector, BesideAWindowAlgorithmTheOthersCountTheirWarmTimingScaled) {
+  const uint64_t bytes = 128 << 10;
+  const std::vector<AlgoId> cands = {AlgoId::Rd, AlgoId::Rhd, AlgoId::TwoShot};
+  AlgoSelector four(Shape(1, 4, 0));
+  EXPECT_DOUBLE_EQ(four.timedScale(AlgoId::Rhd, CollKind::AllReduce, cands, {100.0, 98.0, 110.0}), kWarmTimingScale);
+  EXPECT_DOUBLE_EQ(four.timedScale(AlgoId::TwoShot, CollKind::AllReduce, cands, {100.0, 98.0, 110.0}), 1.0);
+  // rhd 98 us against twoshot's 110: counted at 117.6, twoshot is the faster.
+  EXPECT_EQ(four.settle(CollKind::AllReduce, bytes, cands, {100.0, 98.0, 110.0}), AlgoId::TwoShot);
+  // twoshot over 1.2x rhd's time: rhd still.
+  EXPECT_EQ(four.settle(CollKind::AllReduce, bytes, cands, {100.0, 98.0, 125.0}), AlgoId::Rhd);
+  // twoshot not timed: rd and rhd on their own figures (rhd 3% faster than the model's rd).
+  EXPECT_EQ(four.settle(CollKind::AllReduce, bytes, cands, {100.0, 97.0, 0.0}), AlgoId::Rhd);
+  EXPECT_DOUBLE_EQ(four.timedScale(AlgoId::Rhd, CollKind::AllReduce, cands, {100.0, 97.0, 0.0}), 1.0);
+  // Two ranks, and the other collectives: the timing alone.
+  EXPECT_EQ(
+      AlgoSelector(Shape(1, 2, 0)).settle(CollKind::AllReduce, bytes, {AlgoId::Rd, AlgoId::TwoShot}, {100.0, 110.0}),
+      AlgoId::Rd);
+  EXPECT_EQ(four.settle(CollKind::AllGather, bytes, {AlgoId::Rd, AlgoId::TwoShot}, {100.0, 110.0}), AlgoId::Rd);
+  // Across hosts the window algorithms do not serve; nothing is scaled.
+  EXPECT_DOUBLE_EQ(AlgoSelector(Shape(2, 2, 1.25))
+                       .timedScale(AlgoId::Rd, CollKind::AllReduce, {AlgoId::Rd, AlgoId::TwoShot}, {100.0, 110.0}),
+                   1.0);
+}
+
 // Across hosts, a small allreduce whose model's choice beat rd's estimate past the small-size margin is timed against
 // rd: the model's choice first, rd second. Where rd is the model's choice, on one host, above 4 KiB, and for the
 // other collectives, the model alone decides below the timed classes.
