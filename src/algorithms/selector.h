@@ -69,9 +69,8 @@ class AlgoSelector {
   bool timedAsRival(AlgoId id, CollKind kind, uint64_t bytes, double pickUs) const;
   // Records the fastest of `candidates` by the times measured for them (`us[i]` for `candidates[i]`, the same on
   // every rank, each counted at least at its timedFloorUs, then times its timedScale) as the choice of the size
-  // class, and returns it. The
-  // model's choice (the first) stays unless another is faster by more than kMeasureTie; a candidate with no time
-  // (<= 0) is passed over.
+  // class, and returns it. The model's choice (the first) stays unless another is faster by more than kMeasureTie; a
+  // candidate with no time (<= 0) is passed over.
   AlgoId settle(CollKind kind, uint64_t bytes, const std::vector<AlgoId>& candidates, const std::vector<double>& us);
   // Whether the size class's choice was made by settle.
   bool measured(CollKind kind, uint64_t bytes);
