@@ -525,16 +525,13 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
       }
     }
     std::string scaled;
-    double scale = 1.0;
-    for (size_t i = 0; i < timed.size(); ++i) {
-      const double f = selector_.timedScale(timed[i], kind, timed, us);
-      if (f == 1.0 || !(us[i] > 0)) continue;
-      scaled += (scaled.empty() ? "" : ", ") + std::string(GetAlgoInfo(timed[i]).name);
-      scale = f;
-    }
+    for (size_t i = 0; i < timed.size(); ++i)
+      if (us[i] > 0 && selector_.timedScale(timed[i], kind, timed, us) != 1.0)
+        scaled += (scaled.empty() ? "; " : ", ") + std::string(GetAlgoInfo(timed[i]).name);
     if (!scaled.empty()) {
-      snprintf(buf, sizeof buf, " counted x %.2f beside the window algorithms (timed on warm buffers)", scale);
-      times += "; " + scaled + buf;
+      snprintf(buf, sizeof buf, " counted x %.2f beside the window algorithms (timed on warm buffers)",
+               kWarmTimingScale);
+      times += scaled + buf;
     }
     STRATA_LOG(INFO, TUNING, "%s, size class %d (%llu B): timed %s in %.1f ms%s: %s (the model's choice %s)",
                CollKindName(kind), SizeClass(bytes), static_cast<unsigned long long>(at), times.c_str(),
