@@ -3,12 +3,12 @@
 #   out     OUTDIR (created)
 #   bin     BIN, default build/bin: where the tools are (point it and LD_LIBRARY_PATH at a copy of the build)
 #   quiet   QUIET, default quietrun when it exists; QUIET= (empty) runs commands bare, e.g. inside one quietrun
-#   netns   ../shared/bench/netns.sh
+#   netns   NETNS, default ../shared/bench/netns.sh (another copy where ../shared is not beside the checkout)
 # and the functions check, net_up and ompi_setup (below).
 out=$1
 bin=${BIN:-build/bin}
 quiet=${QUIET-$(command -v quietrun || true)}
-netns=../shared/bench/netns.sh
+netns=${NETNS:-../shared/bench/netns.sh}
 mkdir -p "$out"
 
 check() {  # check NAME ARGS...: selector_check.py, its table in OUTDIR/NAME.md, raw times in NAME.json

@@ -8,7 +8,7 @@
 #   local2, local4              selector vs every forced algorithm, 8 B - 256 MiB, 2 / 4 ranks, one host
 #   NET-RATE-small, NET-RATE-large  the same over namespaces, NET = 2x2 (2 hosts x 2 ranks) or 4x1,
 #                               RATE = 1gbit or 10gbit; small = 8 B - 1 MiB, large = 4 - 256 MiB (x4)
-#   job-local2, job-local4, job-NET-RATE-small
+#   job-local2, job-local4, job-NET-RATE-small (job-localN: any N ranks on one host)
 #                               the same comparisons made within one job by selector_perf (every algorithm on a
 #                               communicator of its own, block by block), REPS jobs, a table each
 #   hier-2x2, hier-2x4          64 MiB allreduce at 1 Gbit, -A hier against -A ring, 3 interleaved runs
@@ -54,7 +54,7 @@ for part in "$@"; do
       fi
       bash "$netns" down
       ;;
-    job-local2 | job-local4 | job-[0-9]x[0-9]-*bit-small)
+    job-local[0-9]* | job-[0-9]x[0-9]-*bit-small)
       spec=${part#job-}
       if [[ $spec == local* ]]; then
         launch=("$bin/stratarun" -n "${spec#local}")
