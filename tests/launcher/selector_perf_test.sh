@@ -55,15 +55,22 @@ awk -F'|' '$12 !~ /^ *[0-9.]+ *$/ { print "FAIL: hier on two hosts not timed: " 
 
 # A size over 1.05x gets -x more rounds: the selector's communicator held to the ring (STRATA_ALGO) against rd
 # forced, at 8 B and 256 B on 4 ranks, where the ring's six latency-bound steps against rd's two take 1.9-3.4x as long
-# (in the sanitizers' builds too). Every row must say it took 5 rounds and give the ratio of its first 2; the summary's
-# counts must be those of the rows.
+# (in the sanitizers' builds too). A row measured again says it took 5 rounds and gives the ratio of its first 2, over
+# 1.05; a row not measured again has a ratio of its 2 rounds of at most 1.05. Under a loaded machine (another test's
+# ranks on the same cores) the forced rd's 2 rounds at 8 B have run slower than the ring's, so the rule is checked row
+# by row, and at least one row (256 B ran 3.1-3.7x even then) must have been measured again. The summary's counts
+# must be those of the rows.
 out=$(STRATA_ALGO=allreduce:ring "$bin/stratarun" -n 4 --timeout 120 "$bin/selector_perf" -b 8 -e 256 -f 32 -n 2 -w 1 \
   -x 3 -A rd)
 echo "$out" >&2
-rows=$(grep -E '^\| [0-9]+ \|' <<<"$out")
-[[ $(grep -cE '^\| [0-9]+ \| [0-9.]+ \| ring \|.* \| 5 rounds; after 2: [0-9.]+$' <<<"$rows") -eq 2 ]] ||
-  fail "-x 3: not every row measured again in 5 rounds"
-grep -q "^# sizes measured again (3 more rounds): 2$" <<<"$out" || fail "-x 3: count of sizes measured again"
+rows=$(grep -E '^\| [0-9]+ \| [0-9.]+ \| ring \|' <<<"$out")
+[[ $(grep -c . <<<"$rows") -eq 2 ]] || fail "-x 3: expected 2 rows that ran the ring"
+again=$(awk -F'|' '{
+  if ($NF ~ /^ 5 rounds; after 2: [0-9.]+$/) { split($NF, w, ": "); if (w[2] + 0 < 1.045) bad = 1; n++ }
+  else if ($NF !~ /^ *$/ || $7 + 0 > 1.055) bad = 1
+} END { print bad ? -1 : n + 0 }' <<<"$rows")
+[[ $again -ge 1 ]] || fail "-x 3: a row measured again without cause, or one over 1.05 not measured again, or none"
+grep -q "^# sizes measured again (3 more rounds): $again$" <<<"$out" || fail "-x 3: count of sizes measured again"
 first=$(awk '{ if ($NF + 0 > 1.10) n++ } END { print n + 0 }' <<<"$rows")
 final=$(grep -c ' \*\* |' <<<"$rows" || true)
 grep -q "^# sizes over 1.10x the best forced algorithm after 2 rounds: $first$" <<<"$out" || fail "-x 3: first count"
