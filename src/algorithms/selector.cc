@@ -110,7 +110,7 @@ std::vector<AlgoId> AlgoSelector::candidates(CollKind kind, uint64_t bytes) cons
   // time per call does not show the collective's.
   if (kind == CollKind::Broadcast || kind == CollKind::Reduce) return out;
   if (pickUs < 0) return out;
-  if (at < kMeasureMinBytes) {
+  if (at < measureMinBytes()) {
     if (smallOverridesRd(kind, at, pick)) out.push_back(AlgoId::Rd);
     return out;
   }
@@ -165,6 +165,10 @@ bool AlgoSelector::timedAsRival(AlgoId id, CollKind kind, uint64_t bytes, double
   // keep rd: at 16 KiB over 2 hosts x 2 ranks it ran level with hier_leader, and with rd left out there, rhd took its
   // place in the timing and won it in one job of five, 1.87x slower than hier_leader back to back.
   return timedFloorUs(id, kind, bytes) <= pickUs;
+}
+
+uint64_t AlgoSelector::measureMinBytes() const {
+  return in_.nhosts == 1 && in_.nranks >= 3 ? kOneHostMeasureMinBytes : kMeasureMinBytes;
 }
 
 bool AlgoSelector::timedWherever(AlgoId id, uint64_t bytes) const {

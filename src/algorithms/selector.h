@@ -42,7 +42,7 @@ class AlgoSelector {
   // as a rival, timedAsRival), cheapest first, at most kMeasureMaxCandidates in all, and above
   // kWindowAlgoSelectMaxBytes oneshot and twoshot where they fit up to the largest class twoshot fits (the model cannot
   // rank them there; never otherwise), and across hosts hier_leader (timedWherever). Only the model's choice below
-  // kMeasureMinBytes, and for broadcast and reduce; but across hosts a small allreduce whose model's choice is not rd
+  // measureMinBytes(), and for broadcast and reduce; but across hosts a small allreduce whose model's choice is not rd
   // has rd beside it (smallOverridesRd). (Whether the candidates' timing fits kMeasureBudgetUs is the caller's to
   // decide.)
   std::vector<AlgoId> candidates(CollKind kind, uint64_t bytes) const;
@@ -53,6 +53,9 @@ class AlgoSelector {
   // timed at all): the window algorithms above kWindowAlgoSelectMaxBytes up to the largest class twoshot fits,
   // hier_leader across hosts. The caller keeps them when the budget drops the model's other alternatives.
   bool timedWherever(AlgoId id, uint64_t bytes) const;
+  // The least size class whose candidates are timed: kOneHostMeasureMinBytes on one host of three ranks or more, else
+  // kMeasureMinBytes.
+  uint64_t measureMinBytes() const;
   // The least time settle counts for `id`'s timing in the class of `bytes` (0: none): for rd's allreduce across hosts
   // where a host has several ranks, its bytes across a host's link (ranks of a host times the vector) at the
   // calibrated link rate, which a short timing can undercount.
@@ -106,6 +109,13 @@ uint64_t SelectorBytes(const CollDesc& desc, int nranks);
 // jobs of six; a shaped link's burst lets a short timing's bytes through that a sustained run pays for. At 4 KiB rd
 // sends about what the bucket refills in a call, so a short timing and a sustained run agree there.)
 constexpr uint64_t kMeasureMinBytes = 16 << 10;
+// On one host of three ranks or more the timed classes start here instead: there the model prices oneshot's and
+// twoshot's reads of their peers' windows at the rate the calibration's ring reached, which on 8 ranks of the 2-core
+// development VM was 1.16 GB/s, and it gave 4 KiB and 8 KiB to rd, which ran 1.61x and 1.69x the forced oneshot's time
+// (101.4 against 63.1 us, 113.1 against 66.8; docs/PERFORMANCE.md, "Fourteenth session"). One host has no shaped link
+// whose burst a short timing could meet. Two ranks keep kMeasureMinBytes: the model's rd was the best forced
+// algorithm or within 1.04x of it at 4 KiB and 8 KiB there, on the VM and on a machine with a core per rank.
+constexpr uint64_t kOneHostMeasureMinBytes = 4 << 10;
 constexpr double kMeasureBudgetUs = 20000;
 // The light pattern's budget (across hosts, TimingWithin): over 2 hosts x 2 ranks at 10 Gbit/s the 1 MiB class of
 // hier and hier_leader went untimed in launches whose calibration measured the link at 0.52 GB/s (the two estimated

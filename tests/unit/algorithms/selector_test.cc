@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -143,15 +144,15 @@ CostInputs OneHostWindows() {
   return in;
 }
 
-// The brute-force list: the model's choice, then every other implemented algorithm serving `kind` within the
-// margin of it, by estimate (ties in table order), three at most; oneshot and twoshot beside them above 8 KiB where
-// they fit, and hier_leader across hosts; rooted collectives never.
+// The brute-force list: the model's choice, then (from 16 KiB, or 4 KiB on one host of three ranks or more) every other
+// implemented algorithm serving `kind` within the margin of it, by estimate (ties in table order), three at most;
+// oneshot and twoshot beside them above 8 KiB where they fit, and hier_leader across hosts; rooted collectives never.
 std::vector<AlgoId> CloseByBruteForce(CollKind kind, uint64_t bytes, const CostInputs& in) {
   const AlgoId pick = Cheapest(kind, bytes, in);
   const double pickUs = EstimateUs(GetAlgoInfo(pick).name, kind, bytes, in);
   std::vector<AlgoId> out = {pick};
   if (pickUs < 0 || kind == CollKind::Broadcast || kind == CollKind::Reduce) return out;
-  if (bytes < 16384) {
+  if (bytes < (in.nhosts == 1 && in.nranks >= 3 ? 4096u : 16384u)) {
     // Across hosts a small allreduce the model gives to another algorithm is timed against rd.
     if (kind == CollKind::AllReduce && in.nhosts > 1 && bytes <= 4096 && pick != AlgoId::Rd) out.push_back(AlgoId::Rd);
     return out;
@@ -215,8 +216,8 @@ TEST(Selector, CandidatesAtTheRdRhdCrossoverOfFourRanks) {
   EXPECT_EQ(std::find(big.begin(), big.end(), AlgoId::OneShot), big.end());
   EXPECT_FALSE(sel.timedWherever(AlgoId::OneShot, 1 << 20));
   EXPECT_TRUE(sel.timedWherever(AlgoId::OneShot, 512 << 10));
-  // Below the measured range, the model alone.
-  EXPECT_EQ(sel.candidates(CollKind::AllReduce, 8 << 10).size(), 1u);
+  // Below the measured range (from 4 KiB on one host of three ranks or more), the model alone.
+  EXPECT_EQ(sel.candidates(CollKind::AllReduce, 2 << 10).size(), 1u);
   EXPECT_EQ(sel.candidates(CollKind::AlltoAll, 256 << 10), std::vector<AlgoId>{AlgoId::Pairwise});
   // Rooted collectives: the model alone (their leaves run ahead of the root through the FIFOs).
   EXPECT_EQ(sel.candidates(CollKind::Reduce, 256 << 10).size(), 1u);
@@ -360,7 +361,49 @@ TEST(Selector, AcrossHostsASmallAllreduceTakenFromRdIsTimedAgainstIt) {
   // One host: the model alone, whatever it picks.
   AlgoSelector one(Shape(1, 4, 0));
   EXPECT_FALSE(one.smallOverridesRd(CollKind::AllReduce, 4096, AlgoId::Direct));
-  for (uint64_t bytes = 8; bytes <= 4096; bytes *= 2) EXPECT_EQ(one.candidates(CollKind::AllReduce, bytes).size(), 1u);
+  for (uint64_t bytes = 8; bytes <= 2048; bytes *= 2) EXPECT_EQ(one.candidates(CollKind::AllReduce, bytes).size(), 1u);
+}
+
+// On one host of three ranks or more the classes from 4 KiB are timed, where the model's estimates of the window
+// algorithms' reads rest on the ring's calibrated rate; on two ranks and across hosts from 16 KiB, as before.
+TEST(Selector, OnOneHostOfThreeRanksOrMoreTheTimedClassesStartAt4KiB) {
+  // 8 ranks on the 2-core development VM as one launch calibrated them: the model gives 4 KiB and 8 KiB to rd, and that
+  // launch's timings (below) ran oneshot 2.03x and 1.96x faster.
+  CostInputs in = Shape(1, 8, 0);
+  in.intra = {21.24, 0.71};
+  in.reduceGBs = 13.55;
+  in.copyGBs = 22.03;
+  in.peerMapped = true;
+  in.windowBytes = 1 << 20;
+  in.recursiveScale = 0.67;
+  in.recursiveScaleBytes = 1 << 20;
+  in.recursiveScaleLarge = 1.67;
+  in.rdScaleFactor = 0.87;
+  in.smallUs = {{"direct", 65.5}, {"oneshot", 52.0}, {"rd", 86.9}, {"ring", 297.4}, {"tree", 315.5}, {"twoshot", 99.4}};
+  AlgoSelector eight(in);
+  EXPECT_EQ(eight.measureMinBytes(), 4096u);
+  EXPECT_EQ(eight.candidates(CollKind::AllReduce, 2048).size(), 1u);
+  const std::map<uint64_t, std::map<AlgoId, double>> timed = {
+      {4096, {{AlgoId::Rd, 127.3}, {AlgoId::OneShot, 62.8}, {AlgoId::Direct, 78.3}}},
+      {8192, {{AlgoId::Rd, 139.9}, {AlgoId::TwoShot, 105.2}, {AlgoId::OneShot, 71.3}}}};
+  for (const auto& [bytes, times] : timed) {
+    const std::vector<AlgoId> got = eight.candidates(CollKind::AllReduce, bytes);
+    ASSERT_EQ(got.size(), times.size()) << bytes;
+    EXPECT_EQ(got[0], AlgoId::Rd) << bytes;
+    std::vector<double> us;
+    for (AlgoId id : got) {
+      ASSERT_EQ(times.count(id), 1u) << bytes << " " << GetAlgoInfo(id).name;
+      us.push_back(times.at(id));
+    }
+    EXPECT_EQ(eight.settle(CollKind::AllReduce, bytes, got, us), AlgoId::OneShot) << bytes;
+  }
+  CostInputs two = OneHostWindows();
+  two.nranks = 2;
+  two.ranksPerHost = 2;
+  EXPECT_EQ(AlgoSelector(two).measureMinBytes(), 16384u);
+  EXPECT_EQ(AlgoSelector(two).candidates(CollKind::AllReduce, 8192).size(), 1u);
+  EXPECT_EQ(AlgoSelector(Shape(2, 2, 1.25)).measureMinBytes(), 16384u);
+  EXPECT_EQ(AlgoSelector(Shape(4, 1, 1.25)).candidates(CollKind::AllReduce, 8192).size(), 1u);
 }
 
 TEST(Selector, SettleKeepsTheFastestBeyondTheTie) {
