@@ -31,16 +31,8 @@ constexpr double kInterHostRecursiveScale = 1.02;
 constexpr double kLongCallUs = 10000;
 // rd's and rhd's least per-byte scale, at every size, where the 1 MiB ring call is link-bound (see below).
 constexpr double kLinkBoundRecursiveScale = 1.10;
-// Small calls: rounds in which every kind runs two untimed calls, then four timed back to back as one block. Back to
-// back, a small call overlaps the next one's start, and the algorithms that wait on fewer hops gain more from it: on
-// a machine with a core per rank (16 vCPUs), 16 B forced on 4 ranks took oneshot 2.13 us and rd 2.42 over a run's
-// first three calls, 1.45 and 1.98 over its first ten, 0.95 and 1.29 over a thousand; a settling call and a block of
-// two had timed them at 1.7 and 1.8 us, and the selector ran rd from 8 B to 2 KiB, 1.13-1.45x slower than oneshot or
-// twoshot (docs/PERFORMANCE.md, "Fourteenth session"). Three rounds: as many calls as six rounds of one and two.
-constexpr int kSmallRounds = 3;
-constexpr int kSmallSettle = 2;
-constexpr int kSmallCallBlock = 4;
-// The 128 KiB calls' block, and that of a size class's candidates timed at its first call (TimingWithin).
+// Small calls: rounds in which every kind runs one untimed call, then two timed back to back as one block.
+constexpr int kSmallRounds = 6;
 constexpr int kSmallBlock = 2;
 // What a small allreduce is timed with, beside the ring: the algorithms the selector may pick for small sizes.
 constexpr AlgoId kSmallCandidates[] = {AlgoId::Direct,  AlgoId::Rd,   AlgoId::Tree,      AlgoId::OneShot,
@@ -210,8 +202,7 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   const uint64_t smallStart = NowNs();
   std::vector<std::function<Status()>> smallCalls;
   for (const Plan& plan : smallPlans) smallCalls.push_back(callOf(plan));
-  const std::vector<double> smallMedians =
-      PerCallUsInterleaved(kSmallRounds, kSmallSettle, kSmallCallBlock, smallCalls, &st);
+  const std::vector<double> smallMedians = PerCallUsInterleaved(kSmallRounds, 1, kSmallBlock, smallCalls, &st);
   const uint64_t largeStart = NowNs();
   const double smallUs = smallMedians[0];
   const std::vector<double> smallTimes(smallMedians.begin() + 1, smallMedians.end());

@@ -512,10 +512,10 @@ TEST(Calibration, RdGetsItsOwnScaleOnOneHost) {
 TEST(Calibration, KindsAreTimedInterleaved) {
   WithRetries([&] {
     // A job that starts slow: its first 16 small calls take 2000 us, every later one 200 us, whatever the algorithm.
-    // On this shape 4 kinds are timed (ring, direct, rd, tree), in 3 rounds of 2 settling calls and a block of 4: 16
-    // calls are the line-up call of each and the first round of the ring and of direct, so interleaved no kind has more
-    // than one slow round of 3; timed one kind after another, the ring (timed first) would carry the slow start in all
-    // 3 of its rounds.
+    // On this shape 4 kinds are timed (ring, direct, rd, tree): 16 calls are the line-up call of each and the first of
+    // the 6 rounds, so interleaved every kind has one slow round of 6 (and the median room for two more rounds that the
+    // machine's load stretches); timed one kind after another, the ring (timed first) would carry the whole slow start
+    // in 4 of its 6 rounds.
     const PlanGeometry geo = RankZeroOf({0, 0, 0, 0});
     int calls = 0;
     PlanRunner runner = [&](const Plan& plan, const void* send, void* recv) {
