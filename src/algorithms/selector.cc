@@ -61,14 +61,21 @@ AlgoId AlgoSelector::evaluate(CollKind kind, uint64_t bytes) const {
     }
   }
   // Small allreduces are decided by times measured at init, which swing by up to 2x from one launch to the
-  // next (ranks sharing cores, wake-ups); in steady state rd was the fastest or within 10% of it from 8 B
-  // to 4 KiB on every shape measured (docs/PERFORMANCE.md). Another algorithm takes over only when its
-  // estimate beats rd's by a clear margin.
-  if (kind == CollKind::AllReduce && bytes <= kSmallAllReduceBytes && best != AlgoId::Rd) {
-    const double rd = estimateUs(AlgoId::Rd, kind, bytes);
-    if (rd >= 0 && bestUs * kSmallAllReduceMargin > rd) best = AlgoId::Rd;
+  // next (ranks sharing cores, wake-ups) and put algorithms level that back to back are not (the calibration's
+  // short blocks): the small-size algorithm (smallAllReduceAlgo) keeps them unless another's estimate beats
+  // its own by a clear margin.
+  if (kind == CollKind::AllReduce && bytes <= kSmallAllReduceBytes) {
+    const AlgoId keep = smallAllReduceAlgo(bytes);
+    const double keepUs = estimateUs(keep, kind, bytes);
+    if (best != keep && keepUs >= 0 && bestUs * kSmallAllReduceMargin > keepUs) best = keep;
   }
   return best;
+}
+
+AlgoId AlgoSelector::smallAllReduceAlgo(uint64_t bytes) const {
+  const bool windows =
+      in_.nhosts == 1 && in_.nranks >= 3 && estimateUs(AlgoId::OneShot, CollKind::AllReduce, bytes) >= 0;
+  return windows ? AlgoId::OneShot : AlgoId::Rd;
 }
 
 namespace {

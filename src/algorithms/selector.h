@@ -53,6 +53,9 @@ class AlgoSelector {
   // timed at all): the window algorithms above kWindowAlgoSelectMaxBytes up to the largest class twoshot fits,
   // hier_leader across hosts. The caller keeps them when the budget drops the model's other alternatives.
   bool timedWherever(AlgoId id, uint64_t bytes) const;
+  // The algorithm a small allreduce (up to kSmallAllReduceBytes) keeps unless another's estimate beats it by
+  // kSmallAllReduceMargin: oneshot on one host of three ranks or more where it fits, else rd.
+  AlgoId smallAllReduceAlgo(uint64_t bytes) const;
   // The least size class whose candidates are timed: kOneHostMeasureMinBytes on one host of three ranks or more, else
   // kMeasureMinBytes.
   uint64_t measureMinBytes() const;
@@ -136,7 +139,13 @@ constexpr double kWarmTimingScale = 1.20;
 // Where the two fastest timed candidates come out within this ratio, they are timed again (LookAgainAtCloseCall).
 constexpr double kMeasureCloseCall = 1.15;
 
-// Up to this size an allreduce runs rd unless another algorithm's estimate is below rd's divided by the margin.
+// Up to this size an allreduce runs AlgoSelector::smallAllReduceAlgo unless another algorithm's estimate is below its
+// own divided by the margin. That is rd, but on one host of three ranks or more oneshot, where it fits. There, in the
+// selector_perf tables of docs/PERFORMANCE.md ("Fourteenth session"), forced oneshot ran within 1.05x of the best
+// forced algorithm from 8 B to 2 KiB, but for 8 ranks with a core per rank at 1 KiB (1.04-1.08x) and 2 KiB (1.24-1.40x,
+// where rd ran 1.27-1.33x). rd ran 1.12-1.56x the best there on 4 and 8 ranks with a core per rank, 1.64-2.05x on 8
+// ranks of the 2-core VM, and on its 4 ranks 1.00-1.11x in 78 rows of 81 and 1.20-1.82x in 3, where oneshot was within
+// 1.05x in all 81.
 constexpr uint64_t kSmallAllReduceBytes = 4 << 10;
 constexpr double kSmallAllReduceMargin = 1.25;
 
