@@ -73,8 +73,7 @@ AlgoId AlgoSelector::evaluate(CollKind kind, uint64_t bytes) const {
 }
 
 AlgoId AlgoSelector::smallAllReduceAlgo(uint64_t bytes) const {
-  const bool windows =
-      in_.nhosts == 1 && in_.nranks >= 3 && estimateUs(AlgoId::OneShot, CollKind::AllReduce, bytes) >= 0;
+  const bool windows = oneHostOfThreeOrMore() && estimateUs(AlgoId::OneShot, CollKind::AllReduce, bytes) >= 0;
   return windows ? AlgoId::OneShot : AlgoId::Rd;
 }
 
@@ -175,7 +174,7 @@ bool AlgoSelector::timedAsRival(AlgoId id, CollKind kind, uint64_t bytes, double
 }
 
 uint64_t AlgoSelector::measureMinBytes() const {
-  return in_.nhosts == 1 && in_.nranks >= 3 ? kOneHostMeasureMinBytes : kMeasureMinBytes;
+  return oneHostOfThreeOrMore() ? kOneHostMeasureMinBytes : kMeasureMinBytes;
 }
 
 bool AlgoSelector::timedWherever(AlgoId id, uint64_t bytes) const {
@@ -198,7 +197,7 @@ bool AlgoSelector::timedWherever(AlgoId id, uint64_t bytes) const {
 
 double AlgoSelector::timedScale(AlgoId id, CollKind kind, const std::vector<AlgoId>& candidates,
                                 const std::vector<double>& us) const {
-  if (kind != CollKind::AllReduce || in_.nhosts != 1 || in_.nranks < 3 || IsWindowAlgo(id)) return 1.0;
+  if (kind != CollKind::AllReduce || !oneHostOfThreeOrMore() || IsWindowAlgo(id)) return 1.0;
   for (size_t i = 0; i < candidates.size() && i < us.size(); ++i)
     if (IsWindowAlgo(candidates[i]) && us[i] > 0) return kWarmTimingScale;
   return 1.0;

@@ -83,6 +83,9 @@ class AlgoSelector {
 
  private:
   AlgoId evaluate(CollKind kind, uint64_t bytes) const;
+  // One host of three ranks or more: where the window algorithms meet the FIFO ones on more than one exchange
+  // (timedScale, smallAllReduceAlgo, measureMinBytes).
+  bool oneHostOfThreeOrMore() const { return in_.nhosts == 1 && in_.nranks >= 3; }
   static std::pair<int, int> key(CollKind kind, uint64_t bytes);
 
   CostInputs in_;

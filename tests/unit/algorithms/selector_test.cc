@@ -131,21 +131,25 @@ TEST(Selector, ResetForgetsCachedChoices) {
   EXPECT_EQ(sel.inputs().inter.bandwidthGBs, 0.125);
 }
 
-// 4 ranks on one host with peer-mapped windows, as the development VM calibrates them: rd and rhd within a few
-// percent of each other from 64 KiB to 1 MiB.
-CostInputs OneHostWindows() {
-  CostInputs in = Shape(1, 4, 0);
-  in.intra = {11.6, 11.4};
-  in.reduceGBs = 40;
-  in.copyGBs = 58;
+// `ranks` on one host with peer-mapped windows of 1 MiB, as a calibration measured them (rd/rhd's scale at 1 MiB,
+// 1.67 from 8 MiB).
+CostInputs WindowsHost(int ranks, LinkCost intra, double reduceGBs, double copyGBs, double scale, double rdFactor) {
+  CostInputs in = Shape(1, ranks, 0);
+  in.intra = intra;
+  in.reduceGBs = reduceGBs;
+  in.copyGBs = copyGBs;
   in.peerMapped = true;
   in.windowBytes = 1 << 20;
-  in.recursiveScale = 1.13;
+  in.recursiveScale = scale;
   in.recursiveScaleBytes = 1 << 20;
   in.recursiveScaleLarge = 1.67;
-  in.rdScaleFactor = 0.81;
+  in.rdScaleFactor = rdFactor;
   return in;
 }
+
+// 4 ranks on one host with peer-mapped windows, as the development VM calibrates them: rd and rhd within a few
+// percent of each other from 64 KiB to 1 MiB.
+CostInputs OneHostWindows() { return WindowsHost(4, {11.6, 11.4}, 40, 58, 1.13, 0.81); }
 
 // The brute-force list: the model's choice, then (from 16 KiB, or 4 KiB on one host of three ranks or more) every other
 // implemented algorithm serving `kind` within the margin of it, by estimate (ties in table order), three at most;
@@ -393,18 +397,9 @@ TEST(Selector, AcrossHostsASmallAllreduceTakenFromRdIsTimedAgainstIt) {
 // On one host of three ranks or more the classes from 4 KiB are timed, where the model's estimates of the window
 // algorithms' reads rest on the ring's calibrated rate; on two ranks and across hosts from 16 KiB, as before.
 TEST(Selector, OnOneHostOfThreeRanksOrMoreTheTimedClassesStartAt4KiB) {
-  // 8 ranks on the 2-core development VM as one launch calibrated them: the model gives 4 KiB and 8 KiB to rd, and that
-  // launch's timings (below) ran oneshot 2.03x and 1.96x faster.
-  CostInputs in = Shape(1, 8, 0);
-  in.intra = {21.24, 0.71};
-  in.reduceGBs = 13.55;
-  in.copyGBs = 22.03;
-  in.peerMapped = true;
-  in.windowBytes = 1 << 20;
-  in.recursiveScale = 0.67;
-  in.recursiveScaleBytes = 1 << 20;
-  in.recursiveScaleLarge = 1.67;
-  in.rdScaleFactor = 0.87;
+  // 8 ranks on the 2-core development VM as one launch calibrated them: that launch's model gave 4 KiB and 8 KiB to rd
+  // (before oneshot kept the small sizes, below), and its timings (below) ran oneshot 2.03x and 1.96x faster.
+  CostInputs in = WindowsHost(8, {21.24, 0.71}, 13.55, 22.03, 0.67, 0.87);
   in.smallUs = {{"direct", 65.5}, {"oneshot", 52.0}, {"rd", 86.9}, {"ring", 297.4}, {"tree", 315.5}, {"twoshot", 99.4}};
   AlgoSelector eight(in);
   EXPECT_EQ(eight.measureMinBytes(), 4096u);
