@@ -77,13 +77,10 @@ AlgoId AlgoSelector::smallAllReduceAlgo(uint64_t bytes) const {
   return windows ? AlgoId::OneShot : AlgoId::Rd;
 }
 
-namespace {
-// The power of two a size class is decided at.
 uint64_t ClassBytes(uint64_t bytes) {
   const int cls = SizeClass(bytes);
   return cls < 0 ? 0 : uint64_t{1} << cls;
 }
-}  // namespace
 
 std::pair<int, int> AlgoSelector::key(CollKind kind, uint64_t bytes) {
   return std::make_pair(static_cast<int>(kind), SizeClass(bytes));
@@ -115,7 +112,7 @@ std::vector<AlgoId> AlgoSelector::candidates(CollKind kind, uint64_t bytes) cons
   // Rooted collectives are not timed: their leaves can run calls ahead of the root through the FIFOs, so a rank's
   // time per call does not show the collective's.
   if (kind == CollKind::Broadcast || kind == CollKind::Reduce) return out;
-  if (pickUs < 0) return out;
+  if (pickUs < 0 || at == 0) return out;
   if (at < measureMinBytes()) {
     if (smallOverridesRd(kind, at, pick)) out.push_back(AlgoId::Rd);
     return out;

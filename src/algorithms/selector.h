@@ -20,6 +20,8 @@ namespace strata {
 // Size classes are centred on powers of two: class k holds sizes within a factor sqrt(2) of 2^k
 // (k = log2 rounded to the nearest integer); the empty buffer is class -1.
 int SizeClass(uint64_t bytes);
+// The power of two the size class of `bytes` is decided at; 0 for the empty buffer.
+uint64_t ClassBytes(uint64_t bytes);
 
 class AlgoSelector {
  public:
@@ -42,9 +44,9 @@ class AlgoSelector {
   // as a rival, timedAsRival), cheapest first, at most kMeasureMaxCandidates in all, and above
   // kWindowAlgoSelectMaxBytes oneshot and twoshot where they fit up to the largest class twoshot fits (the model cannot
   // rank them there; never otherwise), and across hosts hier_leader (timedWherever). Only the model's choice below
-  // measureMinBytes(), and for broadcast and reduce; but across hosts a small allreduce whose model's choice is not rd
-  // has rd beside it (smallOverridesRd). (Whether the candidates' timing fits kMeasureBudgetUs is the caller's to
-  // decide.)
+  // measureMinBytes(), for the empty buffer (nothing moves) and for broadcast and reduce; but across hosts a small
+  // allreduce whose model's choice is not rd has rd beside it (smallOverridesRd). (Whether the candidates' timing fits
+  // kMeasureBudgetUs is the caller's to decide.)
   std::vector<AlgoId> candidates(CollKind kind, uint64_t bytes) const;
   // Whether a class of `bytes` at or below kSmallAllReduceBytes, across hosts, whose model's choice `pick` is not rd,
   // is timed against rd: there the model's choice overrode rd by its estimates of the bytes that cross hosts.

@@ -447,14 +447,15 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
     *out = selector_.choose(kind, bytes);
     return Status::Ok();
   }
-  // Every candidate runs the class's power of two as float32 sums (root 0), on buffers of its own.
-  const uint64_t at = uint64_t{1} << SizeClass(bytes);
+  // Every candidate runs the class's power of two as float32 sums (root 0), on buffers of its own: at least one
+  // element.
+  const uint64_t at = ClassBytes(bytes);
   CollDesc d;
   d.kind = kind;
   d.dtype = strataFloat32;
   d.op = strataSum;
   const bool perRank = kind == CollKind::AllGather || kind == CollKind::ReduceScatter;
-  d.count = perRank ? std::max<uint64_t>(1, at / sizeof(float) / nranks_) : at / sizeof(float);
+  d.count = std::max<uint64_t>(1, perRank ? at / sizeof(float) / nranks_ : at / sizeof(float));
   std::vector<Plan> built;
   std::vector<AlgoId> fits;
   // By the model, each at least the model's choice's; the window algorithms at the model's choice's (their estimates

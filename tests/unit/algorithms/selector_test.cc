@@ -388,6 +388,17 @@ TEST(Selector, AcrossHostsASmallAllreduceTakenFromRdIsTimedAgainstIt) {
   // The settled choice is rd where it ran faster beyond the tie.
   EXPECT_EQ(across.settle(CollKind::AllReduce, 4096, {AlgoId::HierLeader, AlgoId::Rd}, {84.0, 69.5}), AlgoId::Rd);
   EXPECT_EQ(across.choose(CollKind::AllReduce, 4096), AlgoId::Rd);
+  // The empty buffer moves nothing and is not timed, whatever the model picks for it. (The timing at the first call
+  // once ran its class at 2^63 bytes, 1 << SizeClass(0), and the ring plan it built ran the ranks out of memory.)
+  CostInputs leaderLeads = in;
+  leaderLeads.smallUs = {{"rd", 80.3}, {"hier_leader", 41.0}, {"hier", 80.1}, {"direct", 120.4}, {"ring", 153.5}};
+  AlgoSelector empty(leaderLeads);
+  ASSERT_EQ(empty.choose(CollKind::AllReduce, 0), AlgoId::HierLeader);
+  ASSERT_TRUE(empty.smallOverridesRd(CollKind::AllReduce, 0, AlgoId::HierLeader));
+  EXPECT_EQ(empty.candidates(CollKind::AllReduce, 0), std::vector<AlgoId>{AlgoId::HierLeader});
+  EXPECT_EQ(empty.candidates(CollKind::AllReduce, 8), (std::vector<AlgoId>{AlgoId::HierLeader, AlgoId::Rd}));
+  EXPECT_EQ(ClassBytes(0), 0u);
+  EXPECT_EQ(ClassBytes(3), 4u);
   // One host: the model alone, whatever it picks.
   AlgoSelector one(Shape(1, 4, 0));
   EXPECT_FALSE(one.smallOverridesRd(CollKind::AllReduce, 4096, AlgoId::Direct));
