@@ -34,6 +34,19 @@ constexpr double kLinkBoundRecursiveScale = 1.10;
 // Small calls: rounds in which every kind runs one untimed call, then two timed back to back as one block.
 constexpr int kSmallRounds = 6;
 constexpr int kSmallBlock = 2;
+// The calibration's rounds after the first, as many as fit a budget by the first round's time (the median over the
+// ranks), between a least and the counts above. On a host with a core per rank every round fits (16 vCPUs, 8 ranks:
+// the whole calibration in 11.8 ms), and on 2 and 4 ranks of the 2-core development VM too (a round of small calls
+// 0.6-1.0 ms on 4 ranks, of 1 MiB calls 1.6-2.3 ms); but with 8 ranks on its 2 cores a round took 3.4-7.5 ms and
+// 5-8 ms, and the calibration 66-97 ms (docs/PERFORMANCE.md, "Fourteenth session"). The 1 MiB calls are not lined up
+// first: they follow the small calls, which leave the ranks in step, and their first round ran no slower than the
+// next two there (each rank's first of three rounds was as often its fastest as its slowest). On 4 ranks of the VM the
+// figures came out as with a line-up call and three rounds; on 8, with one or two rounds, rhd's per-byte scale came
+// out higher (0.80-1.30 in six launches, 0.58-0.81 before; "Fifteenth session").
+constexpr double kSmallCallsBudgetUs = 8000;
+constexpr int kSmallMinRounds = 2;  // of two rounds the lower decides: a slow start's first round does not
+constexpr double kLargeCallsBudgetUs = 10000;
+constexpr int kLargeMinRounds = 1;
 // What a small allreduce is timed with, beside the ring: the algorithms the selector may pick for small sizes.
 constexpr AlgoId kSmallCandidates[] = {AlgoId::Direct,  AlgoId::Rd,   AlgoId::Tree,      AlgoId::OneShot,
                                        AlgoId::TwoShot, AlgoId::Hier, AlgoId::HierLeader};
@@ -76,18 +89,26 @@ double BestUs(int reps, const std::function<Status()>& once, Status* st) {
 // does not decide (4 ranks on 2 cores, a timed crossover at 512 KiB of two rounds: ring, oneshot and twoshot came
 // out at 1.34-1.47 ms, twoshot at 0.16-0.44 ms in three other jobs' timings of that class; the upper middle, the
 // slower round of two, kept the stall).
-std::vector<double> PerCallUsInterleaved(int rounds, int settle, int block,
-                                         const std::vector<std::function<Status()>>& calls, Status* st) {
+// Without `lineUp` the calls start with the first round (the 1 MiB calls, which follow the small ones in step: see
+// kLargeCallsBudgetUs). Where `roundsAfterFirst` is given, it is called once the first round is over, with this
+// rank's time for it in microseconds, and returns the count of rounds in all (at least 1): it must return the same
+// on every rank.
+std::vector<double> PerCallUsInterleaved(int rounds, bool lineUp, int settle, int block,
+                                         const std::vector<std::function<Status()>>& calls, Status* st,
+                                         const std::function<int(double)>& roundsAfterFirst = nullptr) {
   for (const auto& call : calls)
-    if (st->ok()) *st = call();
+    if (st->ok() && lineUp) *st = call();
   std::vector<std::vector<double>> us(calls.size());
   for (int i = 0; i < rounds && st->ok(); ++i) {
+    const uint64_t roundStart = NowNs();
     for (size_t c = 0; c < calls.size() && st->ok(); ++c) {
       for (int k = 0; k < settle && st->ok(); ++k) *st = calls[c]();
       const uint64_t t0 = NowNs();
       for (int k = 0; k < block && st->ok(); ++k) *st = calls[c]();
       us[c].push_back(static_cast<double>(NowNs() - t0) / 1e3 / block);
     }
+    if (i == 0 && roundsAfterFirst && st->ok())
+      rounds = std::min(rounds, std::max(1, roundsAfterFirst(static_cast<double>(NowNs() - roundStart) / 1e3)));
   }
   std::vector<double> medians(calls.size(), 0.0);
   for (size_t c = 0; c < calls.size(); ++c) {
@@ -199,10 +220,26 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
     smallNames.push_back(plan.algorithm);
     smallPlans.push_back(std::move(plan));
   }
+  // The ranks lined up first: one that arrives early waits here for the last, whose init is still running (8 ranks on
+  // 2 cores: up to 23 ms). That wait is the job's start, which the first collective would pay without a calibration.
+  const uint64_t waitStart = NowNs();
+  STRATA_CHECK(run(smallPlans[0], send.data(), recv.data()));
   const uint64_t smallStart = NowNs();
   std::vector<std::function<Status()>> smallCalls;
   for (const Plan& plan : smallPlans) smallCalls.push_back(callOf(plan));
-  const std::vector<double> smallMedians = PerCallUsInterleaved(kSmallRounds, 1, kSmallBlock, smallCalls, &st);
+  // The rounds that fit a budget by the first one's time, agreed over the ranks (the median of their times).
+  auto roundsWithin = [&](double budgetUs, int minRounds, int maxRounds) {
+    return [&geo, &run, &st, budgetUs, minRounds, maxRounds](double firstRoundUs) {
+      std::vector<double> agreed;
+      st = MedianOverRanks(geo, run, {firstRoundUs}, &agreed);
+      if (!st.ok() || !(agreed[0] > 0)) return maxRounds;
+      const double fit = std::floor(budgetUs / agreed[0]);
+      return static_cast<int>(std::min<double>(maxRounds, std::max<double>(minRounds, fit)));
+    };
+  };
+  const std::vector<double> smallMedians =
+      PerCallUsInterleaved(kSmallRounds, true, 1, kSmallBlock, smallCalls, &st,
+                           roundsWithin(kSmallCallsBudgetUs, kSmallMinRounds, kSmallRounds));
   const uint64_t largeStart = NowNs();
   const double smallUs = smallMedians[0];
   const std::vector<double> smallTimes(smallMedians.begin() + 1, smallMedians.end());
@@ -217,7 +254,8 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   const Plan rdLarge = rdToo ? planOf(AlgoId::Rd, kLargeBytes) : Plan();
   std::vector<std::function<Status()>> largeCalls = {callOf(large), callOf(recursivePlan)};
   if (rdToo) largeCalls.push_back(callOf(rdLarge));
-  std::vector<double> largeMedians = PerCallUsInterleaved(kLargeRounds, 0, 1, largeCalls, &st);
+  std::vector<double> largeMedians = PerCallUsInterleaved(
+      kLargeRounds, false, 0, 1, largeCalls, &st, roundsWithin(kLargeCallsBudgetUs, kLargeMinRounds, kLargeRounds));
   largeMedians.resize(3, 0.0);
   const double largeUs = largeMedians[0], rhdUs = largeMedians[1], rdUs = largeMedians[2];
   // Two ranks on one host only: between hosts the network hides what the caches change, and on more ranks a 128 KiB
@@ -231,7 +269,7 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   if (mids) {
     const Plan mid = planOf(AlgoId::Ring, kMidBytes), rdMid = planOf(AlgoId::Rd, kMidBytes);
     midMedians = PerCallUsInterleaved(
-        kLargeRounds, 1, kSmallBlock,
+        kLargeRounds, true, 1, kSmallBlock,
         {OutAndInPlace(run, mid, send.data(), recv.data()), OutAndInPlace(run, rdMid, send.data(), recv.data())}, &st);
     for (double& us : midMedians) us /= 2;  // per allreduce
   }
@@ -337,6 +375,7 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
     report->rdMidUs = all[kRdMid];
     report->midBytes = mids ? kMidBytes : 0;
     report->elapsedMs = static_cast<double>(NowNs() - start) / 1e6;
+    report->waitMs = static_cast<double>(smallStart - waitStart) / 1e6;
     report->smallMs = static_cast<double>(largeStart - smallStart) / 1e6;
     report->largeMs = static_cast<double>(largeEnd - largeStart) / 1e6;
   }
@@ -421,7 +460,7 @@ Status TimePlansAlike(const PlanGeometry& geo, const PlanRunner& run, const std:
     calls.push_back(inPlaceToo ? OutAndInPlace(run, plan, send, recv)
                                : std::function<Status()>([&run, &plan, send, recv] { return run(plan, send, recv); }));
   Status st = Status::Ok();
-  std::vector<double> mine = PerCallUsInterleaved(how.rounds, how.settle ? 1 : 0, how.block, calls, &st);
+  std::vector<double> mine = PerCallUsInterleaved(how.rounds, true, how.settle ? 1 : 0, how.block, calls, &st);
   STRATA_CHECK(st);
   if (inPlaceToo)
     for (double& t : mine) t /= 2;

@@ -34,7 +34,8 @@ struct CalibrationReport {
   double rdMidUs = 0;    // `midBytes` rd allreduce
   uint64_t midBytes = 0;
   double elapsedMs = 0;    // the whole calibration on this rank
-  double smallMs = 0;      // of which the small calls of every algorithm
+  double waitMs = 0;       // of which waiting for the last rank to arrive (a small ring allreduce that lines them up)
+  double smallMs = 0;      // the small calls of every algorithm
   double largeMs = 0;      // and the `largeBytes` (and `midBytes`) calls
 };
 

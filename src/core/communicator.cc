@@ -555,12 +555,13 @@ Status Communicator::setupSelector() {
       return runPlan(plan, send, recv);
     }, &in, &calibration_);
     if (!st.ok()) return MakeError(st.code(), "calibrating the cost model: %s", st.message().c_str());
-    STRATA_LOG(INFO, TUNING,
-               "calibration took %.1f ms (small calls %.1f ms, large %.1f ms): %llu B ring allreduce %.1f us, %llu B "
-               "%.1f us",
-               calibration_.elapsedMs, calibration_.smallMs, calibration_.largeMs,
-               static_cast<unsigned long long>(calibration_.smallBytes), calibration_.ringSmallUs,
-               static_cast<unsigned long long>(calibration_.largeBytes), calibration_.ringLargeUs);
+    STRATA_LOG(
+        INFO, TUNING,
+        "calibration took %.1f ms (waiting for the last rank %.1f ms, small calls %.1f ms, large %.1f ms): %llu B "
+        "ring allreduce %.1f us, %llu B %.1f us",
+        calibration_.elapsedMs, calibration_.waitMs, calibration_.smallMs, calibration_.largeMs,
+        static_cast<unsigned long long>(calibration_.smallBytes), calibration_.ringSmallUs,
+        static_cast<unsigned long long>(calibration_.largeBytes), calibration_.ringLargeUs);
   }
   STRATA_LOG(INFO, TUNING, "cost model: %s", DescribeCostInputs(in).c_str());
   selector_.reset(in);

@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "algorithms/algorithm_table.h"
@@ -512,10 +514,10 @@ TEST(Calibration, RdGetsItsOwnScaleOnOneHost) {
 TEST(Calibration, KindsAreTimedInterleaved) {
   WithRetries([&] {
     // A job that starts slow: its first 16 small calls take 2000 us, every later one 200 us, whatever the algorithm.
-    // On this shape 4 kinds are timed (ring, direct, rd, tree): 16 calls are the line-up call of each and the first of
-    // the 6 rounds, so interleaved every kind has one slow round of 6 (and the median room for two more rounds that the
-    // machine's load stretches); timed one kind after another, the ring (timed first) would carry the whole slow start
-    // in 4 of its 6 rounds.
+    // On this shape 4 kinds are timed (ring, direct, rd, tree): 16 calls are the ring call that lines the ranks up,
+    // the line-up call of each and 11 of the first round's 12. That round's 22 ms leave the 8 ms budget the least
+    // rounds, 2, and of two the lower decides: interleaved, every kind's figure is its fast round. Timed one kind after
+    // another, the ring (timed first) would carry the slow start in both of its rounds.
     const PlanGeometry geo = RankZeroOf({0, 0, 0, 0});
     int calls = 0;
     PlanRunner runner = [&](const Plan& plan, const void* send, void* recv) {
@@ -527,6 +529,38 @@ TEST(Calibration, KindsAreTimedInterleaved) {
     ASSERT_TRUE(CalibrateCostInputs(geo, runner, &in, nullptr).ok());
     ASSERT_EQ(in.smallUs.size(), 4u);
     for (const auto& [name, us] : in.smallUs) EXPECT_LT(us, 1000.0) << name;
+  });
+}
+
+// The rounds after the first: as many as fit the budget by the first one's time (8 ms for the small calls, at least
+// 2 and at most 6 rounds; 10 ms for the 1 MiB calls, at least 1 and at most 3). Counted per kind: one line-up call
+// and per round a settling call and a block of two for the small calls, one call per round for the 1 MiB ones (no
+// line-up call); the ring has one small call more, the first, that lines the ranks up.
+TEST(Calibration, RoundsAfterTheFirstFitTheBudget) {
+  WithRetries([&] {
+    const PlanGeometry geo = RankZeroOf({0, 0, 0, 0});
+    for (const auto& [smallUs, largeUs, smallRounds, largeRounds] :
+         std::vector<std::tuple<double, double, int, int>>{{20, 500, 6, 3}, {1500, 6000, 2, 1}, {300, 1200, 2, 2}}) {
+      std::map<std::pair<std::string, bool>, int> calls;  // (algorithm, small) -> calls
+      PlanRunner runner = [&](const Plan& plan, const void* send, void* recv) {
+        if (AnswerFigures(plan, send, recv, 4)) return Status::Ok();
+        const bool small = PlanElems(plan) <= 64;
+        ++calls[{plan.algorithm, small}];
+        BusyUs(small ? smallUs : largeUs);
+        return Status::Ok();
+      };
+      CostInputs in = CostInputsFromGeometry(geo);
+      CalibrationReport report;
+      ASSERT_TRUE(CalibrateCostInputs(geo, runner, &in, &report).ok());
+      const std::string what = std::to_string(smallUs) + " us / " + std::to_string(largeUs) + " us calls";
+      auto count = [&calls](const std::string& kind, bool small) { return calls[std::make_pair(kind, small)]; };
+      for (const char* kind : {"direct", "rd", "tree"}) EXPECT_EQ(count(kind, true), 1 + 3 * smallRounds) << what;
+      EXPECT_EQ(count("ring", true), 2 + 3 * smallRounds) << what;
+      for (const char* kind : {"ring", "rhd", "rd"}) EXPECT_EQ(count(kind, false), largeRounds) << what;
+      EXPECT_GE(report.waitMs, smallUs / 1e3 * 0.9) << what;  // the lining-up call
+      EXPECT_GT(report.smallMs, 0.0);
+      EXPECT_GT(report.largeMs, 0.0);
+    }
   });
 }
 
