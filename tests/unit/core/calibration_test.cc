@@ -564,6 +564,26 @@ TEST(Calibration, RoundsAfterTheFirstFitTheBudget) {
   });
 }
 
+// Across hosts every round runs, however long, and each kind of 1 MiB call is lined up first.
+TEST(Calibration, AcrossHostsEveryRoundRuns) {
+  const PlanGeometry geo = RankZeroOf({0, 0, 1, 1});
+  std::map<std::pair<std::string, bool>, int> calls;  // (algorithm, small) -> calls
+  PlanRunner runner = [&](const Plan& plan, const void* send, void* recv) {
+    if (AnswerFigures(plan, send, recv, 4)) return Status::Ok();
+    const bool small = PlanElems(plan) <= 64;
+    ++calls[{plan.algorithm, small}];
+    BusyUs(small ? 1500 : 6000);  // rounds far over the budgets
+    return Status::Ok();
+  };
+  CostInputs in = CostInputsFromGeometry(geo);
+  ASSERT_TRUE(CalibrateCostInputs(geo, runner, &in, nullptr).ok());
+  auto count = [&calls](const std::string& kind, bool small) { return calls[std::make_pair(kind, small)]; };
+  for (const char* kind : {"rd", "hier", "hier_leader"}) EXPECT_EQ(count(kind, true), 1 + 3 * 6) << kind;
+  EXPECT_EQ(count("ring", true), 2 + 3 * 6);
+  for (const char* kind : {"ring", "rhd"}) EXPECT_EQ(count(kind, false), 1 + 3) << kind;
+  EXPECT_EQ(count("rd", false), 0);  // rd's own 1 MiB scale is for one host
+}
+
 TEST(Calibration, SmallCallsCarryAnElementPerRank) {
   // 8 bytes on 8 ranks would leave six of the ring's eight chunks empty and their steps out of the timing.
   for (int p : {2, 4, 8, 64}) {
