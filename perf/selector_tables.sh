@@ -18,6 +18,8 @@
 #   mpi-stores                  the same with STRATA_SLOT_STORES cached, streaming and auto, REPS rounds, a table
 #                               each
 #   calibration                 the "calibration took" line at 2, 4 and 8 ranks, 5 runs each
+#   calibration-cost            what the calibration adds to a launch: stratarun -n N allreduce_hello at 2, 4 and 8
+#                               ranks, with STRATA_CALIBRATE=1 and 0 interleaved, REPS x 5 launches each, medians
 #
 # REPS (default 3) sets the runs of the local and small-size parts (the small-message figures of 4 ranks
 # on 2 cores and of the namespaces are bimodal from launch to launch: 5 gives a steadier median).
@@ -26,7 +28,7 @@
 # commands in QUIET (default quietrun when it exists; QUIET= runs them bare, e.g. inside one quietrun call).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[[ $# -ge 2 ]] || { sed -n 2,20p "$0"; exit 2; }
+[[ $# -ge 2 ]] || { sed -n 2,22p "$0"; exit 2; }
 source perf/bench_common.sh
 shift
 one_host=ring,tree,rd,rhd,direct@1M,oneshot@1M,twoshot@512K  # the caps: FIFO and window sizes
@@ -145,6 +147,26 @@ for part in "$@"; do
             tee -a "$out/calibration.txt"
         done
       done
+      ;;
+    calibration-cost)
+      for n in 2 4 8; do
+        for ((r = 1; r <= 5 * ${REPS:-3}; r++)); do
+          for cal in 1 0; do
+            t0=$(date +%s%N)
+            $quiet env STRATA_CALIBRATE=$cal "$bin/stratarun" -n "$n" "$bin/allreduce_hello" > /dev/null
+            echo "$n $cal $(( ($(date +%s%N) - t0) / 1000 ))"
+          done
+        done
+      done | tee "$out/calibration_cost_launches.txt" | python3 -c '
+import collections, statistics, sys
+us = collections.defaultdict(list)
+for line in sys.stdin:
+    n, cal, t = line.split()
+    us[(int(n), cal)].append(int(t) / 1000)
+for n in sorted({k[0] for k in us}):
+    on, off = statistics.median(us[(n, "1")]), statistics.median(us[(n, "0")])
+    print("n=%d launches=%d median with calibration %.1f ms, without %.1f ms, added %.1f ms" % (n, len(us[(n, "1")]), on, off, on - off))
+' | tee "$out/calibration_cost.txt"
       ;;
     *)
       echo "unknown part $part" >&2
