@@ -39,8 +39,8 @@ constexpr int kSmallBlock = 2;
 // ranks: the whole calibration in 11.8 ms), and on 2 and 4 ranks of the 2-core development VM too (a round of small
 // calls 0.6-1.0 ms on 4 ranks, of 1 MiB calls 1.6-2.3 ms); but with 8 ranks on its 2 cores a round took 3.4-7.5 ms and
 // 5-8 ms, and the calibration 66-97 ms (docs/PERFORMANCE.md, "Fourteenth session"). There the 1 MiB calls are not
-// lined up first: they follow the small calls, which leave the ranks in step, and their first round ran no slower
-// than the next two (8 ranks: each rank's first of three rounds was as often its fastest as its slowest). What that
+// lined up first: they follow the small calls, which leave the ranks in step, and their first round was not the slow
+// one (8 ranks: in a printout of every rank's three rounds over three launches it was often the fastest). What that
 // and the budgets changed on the VM ("Fifteenth session"): rhd's per-byte scale came out at 0.55-1.33 on 4 ranks in
 // five launches (0.71-1.00 in six before) and 0.84-1.15 on 8 (0.58-0.81), while the 4-rank tables kept every choice
 // within 1.10x pooled.
@@ -75,8 +75,8 @@ double BestUs(int reps, const std::function<Status()>& once, Status* st) {
   return best;
 }
 
-// Collectives' times per call: one call of each to line the ranks up, then `rounds` rounds in which each runs
-// `settle` untimed calls and then `block` calls back to back, timed together, and the median over the rounds of
+// Collectives' times per call: with `lineUp` one call of each to line the ranks up, then `rounds` rounds in which each
+// runs `settle` untimed calls and then `block` calls back to back, timed together, and the median over the rounds of
 // each one's time per call. A call timed on its own measures how late this rank came as much as the call (the
 // rank that arrives last finds its peers' data waiting); back to back the ranks keep in step, and the median
 // drops the rounds in which a rank was descheduled. In rounds, because timed one kind after another the kinds
@@ -90,15 +90,16 @@ double BestUs(int reps, const std::function<Status()>& once, Status* st) {
 // does not decide (4 ranks on 2 cores, a timed crossover at 512 KiB of two rounds: ring, oneshot and twoshot came
 // out at 1.34-1.47 ms, twoshot at 0.16-0.44 ms in three other jobs' timings of that class; the upper middle, the
 // slower round of two, kept the stall).
-// Without `lineUp` the calls start with the first round (the 1 MiB calls, which follow the small ones in step: see
-// kLargeCallsBudgetUs). Where `roundsAfterFirst` is given, it is called once the first round is over, with this
+// Without it the calls start with the first round (the 1 MiB calls on one host, which follow the small ones in step:
+// see kLargeCallsBudgetUs). Where `roundsAfterFirst` is given, it is called once the first round is over, with this
 // rank's time for it in microseconds, and returns the count of rounds in all (at least 1): it must return the same
 // on every rank.
 std::vector<double> PerCallUsInterleaved(int rounds, bool lineUp, int settle, int block,
                                          const std::vector<std::function<Status()>>& calls, Status* st,
                                          const std::function<int(double)>& roundsAfterFirst = nullptr) {
-  for (const auto& call : calls)
-    if (st->ok() && lineUp) *st = call();
+  if (lineUp)
+    for (const auto& call : calls)
+      if (st->ok()) *st = call();
   std::vector<std::vector<double>> us(calls.size());
   for (int i = 0; i < rounds && st->ok(); ++i) {
     const uint64_t roundStart = NowNs();

@@ -35,6 +35,9 @@ TEST(Selector, SizeClassesAreCentredOnPowersOfTwo) {
   EXPECT_EQ(SizeClass(uint64_t{1} << 40), 40);
 }
 
+// Where the reference below lets oneshot keep the small allreduces and times from 4 KiB.
+bool OneHostOfThreeOrMore(const CostInputs& in) { return in.nhosts == 1 && in.nranks >= 3; }
+
 // The brute-force answer: every implemented algorithm of the table costed at 2^k, the cheapest kept.
 AlgoId Cheapest(CollKind kind, uint64_t bytes, const CostInputs& in) {
   AlgoId best = DefaultAlgo(kind);
@@ -50,7 +53,7 @@ AlgoId Cheapest(CollKind kind, uint64_t bytes, const CostInputs& in) {
   }
   // Up to 4 KiB an allreduce keeps rd (oneshot where it fits on one host of three ranks or more) unless the cheapest
   // is 1.25x cheaper.
-  const bool oneshot = in.nhosts == 1 && in.nranks >= 3 && EstimateUs("oneshot", kind, bytes, in) >= 0;
+  const bool oneshot = OneHostOfThreeOrMore(in) && EstimateUs("oneshot", kind, bytes, in) >= 0;
   const char* keep = oneshot ? "oneshot" : "rd";
   if (kind == CollKind::AllReduce && bytes <= 4096 && EstimateUs(keep, kind, bytes, in) >= 0 &&
       bestUs * 1.25 > EstimateUs(keep, kind, bytes, in))
@@ -147,9 +150,9 @@ CostInputs WindowsHost(int ranks, LinkCost intra, double reduceGBs, double copyG
   return in;
 }
 
-// 4 ranks on one host with peer-mapped windows, as the development VM calibrates them: rd and rhd within a few
-// percent of each other from 64 KiB to 1 MiB.
-CostInputs OneHostWindows() { return WindowsHost(4, {11.6, 11.4}, 40, 58, 1.13, 0.81); }
+// 4 ranks (or `ranks`) on one host with peer-mapped windows, as the development VM calibrates 4: rd and rhd within a
+// few percent of each other from 64 KiB to 1 MiB.
+CostInputs OneHostWindows(int ranks = 4) { return WindowsHost(ranks, {11.6, 11.4}, 40, 58, 1.13, 0.81); }
 
 // The brute-force list: the model's choice, then (from 16 KiB, or 4 KiB on one host of three ranks or more) every other
 // implemented algorithm serving `kind` within the margin of it, by estimate (ties in table order), three at most;
@@ -159,7 +162,7 @@ std::vector<AlgoId> CloseByBruteForce(CollKind kind, uint64_t bytes, const CostI
   const double pickUs = EstimateUs(GetAlgoInfo(pick).name, kind, bytes, in);
   std::vector<AlgoId> out = {pick};
   if (pickUs < 0 || kind == CollKind::Broadcast || kind == CollKind::Reduce) return out;
-  if (bytes < (in.nhosts == 1 && in.nranks >= 3 ? 4096u : 16384u)) {
+  if (bytes < (OneHostOfThreeOrMore(in) ? 4096u : 16384u)) {
     // Across hosts a small allreduce the model gives to another algorithm is timed against rd.
     if (kind == CollKind::AllReduce && in.nhosts > 1 && bytes <= 4096 && pick != AlgoId::Rd) out.push_back(AlgoId::Rd);
     return out;
@@ -204,9 +207,7 @@ TEST(Selector, OnOneHostOfThreeRanksOrMoreOneshotKeepsTheSmallAllReduces) {
   four.reset(in);
   EXPECT_EQ(four.choose(CollKind::AllReduce, 8), AlgoId::Rd);
   // Two ranks, no windows, or more than one host: rd.
-  CostInputs two = OneHostWindows();
-  two.nranks = two.ranksPerHost = 2;
-  EXPECT_EQ(AlgoSelector(two).smallAllReduceAlgo(8), AlgoId::Rd);
+  EXPECT_EQ(AlgoSelector(OneHostWindows(2)).smallAllReduceAlgo(8), AlgoId::Rd);
   CostInputs bare = OneHostWindows();
   bare.peerMapped = false;
   bare.windowBytes = 0;
@@ -431,11 +432,9 @@ TEST(Selector, OnOneHostOfThreeRanksOrMoreTheTimedClassesStartAt4KiB) {
     }
     EXPECT_EQ(eight.settle(CollKind::AllReduce, bytes, got, us), AlgoId::OneShot) << bytes;
   }
-  CostInputs two = OneHostWindows();
-  two.nranks = 2;
-  two.ranksPerHost = 2;
-  EXPECT_EQ(AlgoSelector(two).measureMinBytes(), 16384u);
-  EXPECT_EQ(AlgoSelector(two).candidates(CollKind::AllReduce, 8192).size(), 1u);
+  const AlgoSelector two(OneHostWindows(2));
+  EXPECT_EQ(two.measureMinBytes(), 16384u);
+  EXPECT_EQ(two.candidates(CollKind::AllReduce, 8192).size(), 1u);
   EXPECT_EQ(AlgoSelector(Shape(2, 2, 1.25)).measureMinBytes(), 16384u);
   EXPECT_EQ(AlgoSelector(Shape(4, 1, 1.25)).candidates(CollKind::AllReduce, 8192).size(), 1u);
 }
