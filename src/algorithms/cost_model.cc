@@ -1,8 +1,8 @@
 // Formulas of the cost model. n is the size of the whole vector in bytes, p ranks on h hosts with l
-// ranks each. A message over a link of class c costs alpha_c + bytes / beta_c; a reduction costs
-// bytes / gamma. Ranks of a host are assumed contiguous (rank = host * l + local index), which is how
-// launchers number them; flows from the l ranks of one host that cross hosts at the same time share
-// that host's NIC.
+// ranks each. A message over a link of class c costs alpha_c + bytes / beta_c (over a link-bound network,
+// max(alpha, bytes / beta + share x alpha): see Model::step); a reduction costs bytes / gamma. Ranks of a host are
+// assumed contiguous (rank = host * l + local index), which is how launchers number them; flows from the l ranks of one
+// host that cross hosts at the same time share that host's NIC.
 #include "algorithms/cost_model.h"
 
 #include <algorithm>
@@ -15,6 +15,15 @@ namespace strata {
 namespace {
 
 constexpr double kNotApplicable = -1.0;
+// Over a link-bound network (CostInputs::interLinkBound) the part of a step's latency a message whose bytes outlast it
+// still pays, on the steps where each rank exchanges with one partner across hosts (rd, rhd, and the rings among
+// hosts of hier and hier_leader). The link's queue takes the message at once; the sender's and the receiver's
+// overheads, which are most of a small call's latency, run while its bytes drain. Over 4 hosts x 1 rank at 1 Gbit/s
+// (docs/PERFORMANCE.md, "Sixteenth session") rd took 29.6 us at 8 B but 69.6 at 4 KiB and 138.5 at 8 KiB, its two
+// steps' bytes (65.5 and 131 us) and 2-4 us a step; rhd 106 us at 8 KiB against 98 of bytes. Costed alpha + bytes,
+// rhd's twice as many steps lost it the 8 KiB class in launches whose calibration timed rd's small call at 38 us
+// instead of 29, where rd ran 1.31x slower.
+constexpr double kLinkBoundLatencyShare = 0.25;
 
 // Microseconds to move `bytes` at `gbs` GB/s.
 double Us(double bytes, double gbs) { return gbs > 0 ? bytes / (gbs * 1e3) : 0.0; }
@@ -35,6 +44,7 @@ int FloorPow2(int p) {
 struct Hop {
   double latUs;
   double gbs;
+  bool linkBound = false;  // across hosts over a link-bound network: see Model::step
 };
 
 class Model {
@@ -49,7 +59,9 @@ class Model {
   bool uniform() const { return in_.ranksPerHost > 0 && in_.ranksPerHost * h_ == p_; }
 
   // A hop between neighbours of a flat algorithm: across hosts when there are several, with one flow
-  // per host direction at a time (rings and chains enter and leave each host once).
+  // per host direction at a time (rings and chains enter and leave each host once). Never link-bound (Model::step):
+  // over 4 hosts at 1 Gbit/s the flat ring's steps at 8 KiB took 33 us each, its bytes (16.4 us) and its whole
+  // latency, where rd's and rhd's exchanges paid a quarter of theirs.
   Hop flat() const {
     if (!multiHost()) return {in_.intra.latencyUs, in_.intra.bandwidthGBs};
     return {std::max(in_.inter.latencyUs, in_.intra.latencyUs), std::min(in_.inter.bandwidthGBs, in_.intra.bandwidthGBs)};
@@ -58,10 +70,20 @@ class Model {
   // with contiguous hosts, distances of l or more cross hosts, all l flows of a host together.
   Hop atDistance(int dist) const {
     if (!multiHost() || dist < l_) return {in_.intra.latencyUs, in_.intra.bandwidthGBs};
-    return {in_.inter.latencyUs, in_.inter.bandwidthGBs / l_};
+    return {in_.inter.latencyUs, in_.inter.bandwidthGBs / l_, in_.interLinkBound};
   }
   Hop intra() const { return {in_.intra.latencyUs, in_.intra.bandwidthGBs}; }
-  Hop inter(int flows) const { return {in_.inter.latencyUs, in_.inter.bandwidthGBs / std::max(1, flows)}; }
+  Hop inter(int flows) const {
+    return {in_.inter.latencyUs, in_.inter.bandwidthGBs / std::max(1, flows), in_.interLinkBound};
+  }
+
+  // One message of `bytes` over `hop`: its latency and its bytes, or over a link-bound network whichever is longer of
+  // the latency and the bytes with kLinkBoundLatencyShare of the latency (0 bytes cost the latency either way).
+  static double step(const Hop& hop, double bytes) {
+    const double wire = Us(bytes, hop.gbs);
+    if (!hop.linkBound) return hop.latUs + wire;
+    return std::max(hop.latUs, wire + kLinkBoundLatencyShare * hop.latUs);
+  }
 
   double reduce(double bytes) const { return Us(bytes, in_.reduceGBs); }
   double copy(double bytes) const { return Us(bytes, in_.copyGBs); }
@@ -69,7 +91,7 @@ class Model {
 
   // Ring over `n` ranks moving `steps` blocks of `block` bytes per rank, `reduces` of them reduced.
   double ring(int steps, double block, int reduces, Hop hop) const {
-    return steps * hop.latUs + steps * Us(block, hop.gbs) + reduces * reduce(block);
+    return steps * step(hop, block) + reduces * reduce(block);
   }
   // Pipelined chain of `n` ranks carrying `bytes`.
   double chain(int n, double bytes, bool reduces, Hop hop) const {
@@ -134,16 +156,16 @@ class Model {
       case CollKind::AllReduce:
         for (int dist = 1; dist < q; dist *= 2) {
           const Hop hop = atDistance(dist);
-          t += hop.latUs + Us(n, hop.gbs) + reduce(n);
+          t += step(hop, n) + reduce(n);
         }
-        if (fold) t += 2 * (flat().latUs + Us(n, flat().gbs)) + reduce(n);
+        if (fold) t += 2 * step(flat(), n) + reduce(n);
         return t;
       case CollKind::AllGather:
         for (int dist = 1; dist < q; dist *= 2) {
           const Hop hop = atDistance(dist);
-          t += hop.latUs + Us(n * dist / p_, hop.gbs);
+          t += step(hop, n * dist / p_);
         }
-        if (fold) t += 2 * flat().latUs + Us(n / p_, flat().gbs) + Us(n, flat().gbs);
+        if (fold) t += step(flat(), n / p_) + step(flat(), n);
         return t;
       case CollKind::ReduceScatter: return rhdCost(kind, n);
       default: return kNotApplicable;
@@ -159,10 +181,10 @@ class Model {
     double part = n / 2;
     for (int dist = q / 2; dist >= 1; dist /= 2, part /= 2) {
       const Hop hop = atDistance(dist);
-      halving += hop.latUs + Us(part, hop.gbs) + reduce(part);
-      doubling += hop.latUs + Us(part, hop.gbs);
+      halving += step(hop, part) + reduce(part);
+      doubling += step(hop, part);
     }
-    const double foldCost = fold ? flat().latUs + Us(n, flat().gbs) : 0;
+    const double foldCost = fold ? step(flat(), n) : 0;
     switch (kind) {
       case CollKind::AllReduce: return halving + doubling + 2 * foldCost + (fold ? reduce(n) : 0);
       case CollKind::ReduceScatter: return halving + foldCost + (fold ? reduce(n) : 0);
@@ -280,11 +302,11 @@ std::string DescribeCostInputs(const CostInputs& in) {
   }
   char buf[768];
   snprintf(buf, sizeof buf,
-           "%d rank(s) on %d host(s)%s; within a host %.2f us, %.2f GB/s; between hosts %.2f us, %.2f GB/s; reduce "
-           "%.2f GB/s, copy %.2f GB/s; %s per-byte scale %s; small allreduce ",
+           "%d rank(s) on %d host(s)%s; within a host %.2f us, %.2f GB/s; between hosts %.2f us, %.2f GB/s%s; "
+           "reduce %.2f GB/s, copy %.2f GB/s; %s per-byte scale %s; small allreduce ",
            in.nranks, in.nhosts, in.ranksPerHost ? (", " + std::to_string(in.ranksPerHost) + " per host").c_str() : "",
-           in.intra.latencyUs, in.intra.bandwidthGBs, in.inter.latencyUs, in.inter.bandwidthGBs, in.reduceGBs,
-           in.copyGBs, in.nranks == 2 ? "rd" : "rd/rhd", scale);
+           in.intra.latencyUs, in.intra.bandwidthGBs, in.inter.latencyUs, in.inter.bandwidthGBs,
+           in.interLinkBound ? " (link-bound)" : "", in.reduceGBs, in.copyGBs, in.nranks == 2 ? "rd" : "rd/rhd", scale);
   return buf + DescribeSmallUs(in);
 }
 

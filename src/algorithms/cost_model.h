@@ -27,6 +27,10 @@ struct CostInputs {
   int ranksPerHost = 1;     // ranks of every host when all hosts have the same number, else 0
   LinkCost intra;           // between ranks of one host (shared memory)
   LinkCost inter;           // between hosts (network)
+  // The calibration's 1 MiB ring across hosts was its bytes on the link (a slow or shaped network): there a message
+  // across hosts whose bytes outlast its latency pays only part of that latency (kLinkBoundLatencyShare in
+  // cost_model.cc): rd's, rhd's and the two-level algorithms' steps between hosts (not the flat ring's).
+  bool interLinkBound = false;
   double reduceGBs = 10.0;  // local reduction rate, bytes of one input per second (x1e9)
   double copyGBs = 10.0;    // local copy rate
   uint64_t pipelineBytes = 512 << 10;  // piece size of pipelined algorithms (slots in flight)

@@ -156,11 +156,21 @@ double AlgoSelector::timedFloorUs(AlgoId id, CollKind kind, uint64_t bytes) cons
   // 1.25 GB/s link in less time than the link takes) against hier_leader's 752-1288, and three chose it, where back
   // to back it ran 1.41x slower than hier_leader (docs/PERFORMANCE.md, "Eleventh session"). Those bytes at the
   // calibrated link rate bound what rd's timing may show.
-  if (id != AlgoId::Rd || kind != CollKind::AllReduce || in_.nhosts < 2 || in_.nranks <= in_.nhosts ||
-      !(in_.inter.bandwidthGBs > 0))
-    return 0;
+  // Over a link-bound network (CostInputs::interLinkBound) the calibrated rate is the link's own, and the bound holds
+  // with one rank per host too, counting every exchange between hosts: log2 of the hosts of them, each rank's whole
+  // vector in each. Over 4 hosts x 1 rank at 1 Gbit/s a launch timed rd at 64 KiB under rhd's 831 us, where its two
+  // exchanges' bytes take 1049 us on the link and back to back it ran 1103, 1.33x rhd's time (docs/PERFORMANCE.md,
+  // "Sixteenth session"). Elsewhere the calibrated rate is what the 1 MiB ring reached, not always the link's (over
+  // 2 hosts x 2 ranks at 10 Gbit/s, 0.52 GB/s in some launches: kLightMeasureBudgetUs): one rank per host keeps no
+  // bound there, and several count one exchange, as before.
   const double perHost = static_cast<double>(in_.nranks) / in_.nhosts;  // ranks of a host, on average
-  return perHost * static_cast<double>(ClassBytes(bytes)) / (in_.inter.bandwidthGBs * 1e3);
+  if (id != AlgoId::Rd || kind != CollKind::AllReduce || in_.nhosts < 2 || !(in_.inter.bandwidthGBs > 0) ||
+      (perHost <= 1 && !in_.interLinkBound))
+    return 0;
+  int exchanges = 1;
+  if (in_.interLinkBound)
+    while ((2 << exchanges) <= in_.nhosts) ++exchanges;  // floor(log2(hosts)), at least 1
+  return exchanges * perHost * static_cast<double>(ClassBytes(bytes)) / (in_.inter.bandwidthGBs * 1e3);
 }
 
 bool AlgoSelector::timedAsRival(AlgoId id, CollKind kind, uint64_t bytes, double pickUs) const {

@@ -63,7 +63,8 @@ class AlgoSelector {
   uint64_t measureMinBytes() const;
   // The least time settle counts for `id`'s timing in the class of `bytes` (0: none): for rd's allreduce across hosts
   // where a host has several ranks, its bytes across a host's link (ranks of a host times the vector) at the
-  // calibrated link rate, which a short timing can undercount.
+  // calibrated link rate, which a short timing can undercount; over a link-bound network (CostInputs::interLinkBound)
+  // with one rank per host too, and counting each of rd's exchanges between hosts (log2 of the hosts).
   double timedFloorUs(AlgoId id, CollKind kind, uint64_t bytes) const;
   // The factor settle counts the timing of `id`, one of `candidates` timed as `us` (`us[i]` for `candidates[i]`, <= 0
   // for one not timed), by: kWarmTimingScale for an allreduce other than oneshot and twoshot on one host of three

@@ -315,8 +315,10 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
     in->inter.latencyUs =
         std::max(measured.latencyUs, (all[kRingSmall] - hops * (1 - share) * intraLat) / (hops * share));
     in->intra = LinkCost{intraLat, in->copyGBs / 2};
+    in->interLinkBound = all[kRingLarge] >= kLongCallUs;
   } else {
     in->intra = measured;
+    in->interLinkBound = false;
   }
   in->smallUs.clear();
   in->smallUs["ring"] = all[kRingSmall];
@@ -347,8 +349,7 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   // runs slower: 4 hosts at 1 Gbit/s, its scale came out at 0.99-1.06 in nine launches, the model chose it in five of
   // them, and it took 1.03-1.22x the ring's time at 1 MiB in ten tables of ten (a floor of kInterHostRecursiveScale did
   // not cover the ring's longer latency: rhd still in two launches of six).
-  if (in->nhosts > 1 && all[kRingLarge] >= kLongCallUs)
-    in->recursiveScale = std::max(in->recursiveScale, kLinkBoundRecursiveScale);
+  if (in->interLinkBound) in->recursiveScale = std::max(in->recursiveScale, kLinkBoundRecursiveScale);
   // rd's own 1 MiB scale, as a factor over rhd's (clamped as the scales are).
   in->rdScaleFactor = 1.0;
   if (rdToo && all[kRdLarge] > 0) {

@@ -323,6 +323,39 @@ TEST(Selector, AcrossHostsRdIsNoRivalWhereItsBytesAcrossOutlastTheModelsChoice) 
   EXPECT_EQ(AlgoSelector(Shape(1, 4, 0)).timedFloorUs(AlgoId::Rd, CollKind::AllReduce, big), 0.0);
 }
 
+// Over a link-bound network the calibrated rate is the link's: rd's timing is bounded with one rank per host too, by
+// each of its exchanges between hosts. A launch over 4 hosts x 1 rank at 1 Gbit/s timed rd at 64 KiB under rhd's
+// 831 us, where its two exchanges of 64 KiB take 1049 us at 0.125 GB/s (back to back: 1103 us).
+TEST(Selector, OverALinkBoundNetworkRdIsBoundedByEachExchangeBetweenHosts) {
+  const uint64_t n = 64 << 10;
+  const double usPerVector = n / 125.0;
+  for (int hosts : {2, 3, 4, 8}) {
+    CostInputs in = Shape(hosts, 1, 0.125);
+    EXPECT_EQ(AlgoSelector(in).timedFloorUs(AlgoId::Rd, CollKind::AllReduce, n), 0.0) << hosts;
+    in.interLinkBound = true;
+    const int exchanges = hosts == 8 ? 3 : hosts == 4 ? 2 : 1;  // floor(log2(hosts))
+    EXPECT_NEAR(AlgoSelector(in).timedFloorUs(AlgoId::Rd, CollKind::AllReduce, n), exchanges * usPerVector, 1e-6)
+        << hosts;
+    EXPECT_EQ(AlgoSelector(in).timedFloorUs(AlgoId::Rhd, CollKind::AllReduce, n), 0.0);
+  }
+  // Several ranks per host: their vectors share the link in each exchange between hosts.
+  CostInputs twoByTwo = Shape(2, 2, 0.125), fourByTwo = Shape(4, 2, 0.125);
+  EXPECT_NEAR(AlgoSelector(twoByTwo).timedFloorUs(AlgoId::Rd, CollKind::AllReduce, n), 2 * usPerVector, 1e-6);
+  EXPECT_NEAR(AlgoSelector(fourByTwo).timedFloorUs(AlgoId::Rd, CollKind::AllReduce, n), 2 * usPerVector, 1e-6);
+  twoByTwo.interLinkBound = fourByTwo.interLinkBound = true;
+  EXPECT_NEAR(AlgoSelector(twoByTwo).timedFloorUs(AlgoId::Rd, CollKind::AllReduce, n), 2 * usPerVector, 1e-6);
+  EXPECT_NEAR(AlgoSelector(fourByTwo).timedFloorUs(AlgoId::Rd, CollKind::AllReduce, n), 4 * usPerVector, 1e-6);
+  // The launch's timing: rd 800 us, rhd 831; counted at 1049, rd loses to rhd.
+  CostInputs four = Shape(4, 1, 0.125);
+  four.interLinkBound = true;
+  AlgoSelector sel(four);
+  EXPECT_EQ(sel.settle(CollKind::AllReduce, n, {AlgoId::Rd, AlgoId::Rhd}, {800.0, 831.0}), AlgoId::Rhd);
+  // And without the bound, it would have won.
+  four.interLinkBound = false;
+  AlgoSelector unbounded(four);
+  EXPECT_EQ(unbounded.settle(CollKind::AllReduce, n, {AlgoId::Rd, AlgoId::Rhd}, {800.0, 831.0}), AlgoId::Rd);
+}
+
 // settle counts rd's timing at least at its bytes across hosts at the link's rate, where a host holds several ranks:
 // a launch over 2 x 2 at 10 Gbit/s timed rd (the model's choice) at 970.3 us and hier_leader at 1070.5 at 512 KiB,
 // where rd's 2 x 512 KiB across need 1361.6 us at 0.77 GB/s.
