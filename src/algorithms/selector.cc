@@ -204,9 +204,16 @@ bool AlgoSelector::timedWherever(AlgoId id, uint64_t bytes) const {
 
 double AlgoSelector::timedScale(AlgoId id, CollKind kind, const std::vector<AlgoId>& candidates,
                                 const std::vector<double>& us) const {
-  if (kind != CollKind::AllReduce || !oneHostOfThreeOrMore() || IsWindowAlgo(id)) return 1.0;
-  for (size_t i = 0; i < candidates.size() && i < us.size(); ++i)
-    if (IsWindowAlgo(candidates[i]) && us[i] > 0) return kWarmTimingScale;
+  if (kind != CollKind::AllReduce) return 1.0;
+  auto timedBeside = [&](auto matches) {
+    for (size_t i = 0; i < candidates.size() && i < us.size(); ++i)
+      if (matches(candidates[i]) && us[i] > 0) return true;
+    return false;
+  };
+  if (oneHostOfThreeOrMore() && !IsWindowAlgo(id) && timedBeside(IsWindowAlgo)) return kWarmTimingScale;
+  if (id == AlgoId::Hier && in_.nhosts > 1 && in_.ranksPerHost == 2 &&
+      timedBeside([](AlgoId other) { return other == AlgoId::HierLeader; }))
+    return kHierBesideLeaderScale;
   return 1.0;
 }
 

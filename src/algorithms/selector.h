@@ -68,9 +68,10 @@ class AlgoSelector {
   double timedFloorUs(AlgoId id, CollKind kind, uint64_t bytes) const;
   // The factor settle counts the timing of `id`, one of `candidates` timed as `us` (`us[i]` for `candidates[i]`, <= 0
   // for one not timed), by: kWarmTimingScale for an allreduce other than oneshot and twoshot on one host of three
-  // ranks or more where one of those two was timed beside it, else 1. The timing reuses one warm pair of buffers, on
+  // ranks or more where one of those two was timed beside it (the timing reuses one warm pair of buffers, on
   // which the algorithms that pass every call through the FIFO slots keep up with those that read their peers'
-  // windows; calls whose buffers move fall behind them there.
+  // windows; calls whose buffers move fall behind them there); kHierBesideLeaderScale for hier's allreduce across
+  // hosts of two ranks each where hier_leader was timed beside it; else 1.
   double timedScale(AlgoId id, CollKind kind, const std::vector<AlgoId>& candidates,
                     const std::vector<double>& us) const;
   // Whether `id` may be timed as a close rival of the model's choice, estimated at `pickUs` for the class of `bytes`:
@@ -142,6 +143,14 @@ constexpr double kMeasureTie = 1.02;
 // the job's best forced time from 32 KiB to 256 KiB fell from 23 to 7 in 36 jobs (docs/PERFORMANCE.md, "Thirteenth
 // session"). Where the warm timing is right, a window algorithm chosen by it runs at most 1.2x the time of the other.
 constexpr double kWarmTimingScale = 1.20;
+// What hier's allreduce timing counts for beside hier_leader's, across hosts of two ranks each
+// (AlgoSelector::timedScale). There hier's step within a host moves what hier_leader's does, while its exchange between
+// hosts runs two flows on each host's link where hier_leader runs one. Over 2 hosts x 2 ranks at 10 Gbit/s the first
+// call's timing put the two within 0.95-1.17x of each other in five launches of six at 256 KiB and chose hier in three,
+// while back to back hier ran 1.02-1.25x hier_leader's time from 32 KiB to 1 MiB in 35 rows of 36 (6 jobs; 0.97 in the
+// other) and level at 1 Gbit/s (0.99-1.03). With four ranks a host, hier's reduce-scatter within the host saves what
+// hier_leader's chain moves: 0.82-0.98x from 128 KiB (docs/PERFORMANCE.md, "Sixteenth session").
+constexpr double kHierBesideLeaderScale = 1.10;
 // Where the two fastest timed candidates come out within this ratio, they are timed again (LookAgainAtCloseCall).
 constexpr double kMeasureCloseCall = 1.15;
 

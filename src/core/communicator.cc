@@ -527,13 +527,18 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
     }
     std::string scaled;
     for (size_t i = 0; i < timed.size(); ++i)
-      if (us[i] > 0 && selector_.timedScale(timed[i], kind, timed, us) != 1.0)
+      if (us[i] > 0 && selector_.timedScale(timed[i], kind, timed, us) != 1.0 && timed[i] != AlgoId::Hier)
         scaled += (scaled.empty() ? "; " : ", ") + std::string(GetAlgoInfo(timed[i]).name);
     if (!scaled.empty()) {
       snprintf(buf, sizeof buf, " counted x %.2f beside the window algorithms (timed on warm buffers)",
                kWarmTimingScale);
       times += scaled + buf;
     }
+    for (size_t i = 0; i < timed.size(); ++i)
+      if (us[i] > 0 && timed[i] == AlgoId::Hier && selector_.timedScale(timed[i], kind, timed, us) != 1.0) {
+        snprintf(buf, sizeof buf, "; hier counted x %.2f beside hier_leader", kHierBesideLeaderScale);
+        times += buf;
+      }
     STRATA_LOG(INFO, TUNING, "%s, size class %d (%llu B): timed %s in %.1f ms%s: %s (the model's choice %s)",
                CollKindName(kind), SizeClass(bytes), static_cast<unsigned long long>(at), times.c_str(),
                static_cast<double>(NowNs() - t0) / 1e6, how.settle ? "" : " (light: out of place, no settling call)",

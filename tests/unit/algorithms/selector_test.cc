@@ -404,6 +404,31 @@ TEST(Selector, BesideAWindowAlgorithmTheOthersCountTheirWarmTimingScaled) {
                    1.0);
 }
 
+// Across hosts of two ranks each, hier's allreduce timing beside hier_leader's counts times kHierBesideLeaderScale:
+// there the two timed level at the first call where back to back hier ran slower (docs/PERFORMANCE.md).
+TEST(Selector, AcrossHostsOfTwoRanksHierCountsItsTimingScaledBesideHierLeader) {
+  const uint64_t bytes = 256 << 10;
+  const std::vector<AlgoId> cands = {AlgoId::Hier, AlgoId::Rhd, AlgoId::HierLeader};
+  AlgoSelector twoByTwo(Shape(2, 2, 1.25));
+  EXPECT_DOUBLE_EQ(twoByTwo.timedScale(AlgoId::Hier, CollKind::AllReduce, cands, {209.6, 365.9, 219.5}),
+                   kHierBesideLeaderScale);
+  EXPECT_DOUBLE_EQ(twoByTwo.timedScale(AlgoId::HierLeader, CollKind::AllReduce, cands, {209.6, 365.9, 219.5}), 1.0);
+  EXPECT_DOUBLE_EQ(twoByTwo.timedScale(AlgoId::Rhd, CollKind::AllReduce, cands, {209.6, 365.9, 219.5}), 1.0);
+  // A launch's timing: hier 209.6 us (the model's choice), hier_leader 219.5; hier counted at 230.6.
+  EXPECT_EQ(twoByTwo.settle(CollKind::AllReduce, bytes, cands, {209.6, 365.9, 219.5}), AlgoId::HierLeader);
+  // hier over 1.1x faster keeps the class.
+  EXPECT_EQ(twoByTwo.settle(CollKind::AllReduce, bytes, cands, {190.0, 365.9, 219.5}), AlgoId::Hier);
+  // hier_leader not timed: hier on its own figure.
+  EXPECT_DOUBLE_EQ(twoByTwo.timedScale(AlgoId::Hier, CollKind::AllReduce, cands, {209.6, 365.9, 0.0}), 1.0);
+  EXPECT_EQ(twoByTwo.settle(CollKind::AllReduce, bytes, cands, {209.6, 365.9, 0.0}), AlgoId::Hier);
+  // Four ranks a host, one rank a host, and the other collectives: the timing alone.
+  EXPECT_EQ(AlgoSelector(Shape(2, 4, 1.25)).settle(CollKind::AllReduce, bytes, cands, {209.6, 365.9, 219.5}),
+            AlgoId::Hier);
+  EXPECT_DOUBLE_EQ(AlgoSelector(Shape(4, 1, 1.25)).timedScale(AlgoId::Hier, CollKind::AllReduce, cands, {1, 1, 1}),
+                   1.0);
+  EXPECT_DOUBLE_EQ(twoByTwo.timedScale(AlgoId::Hier, CollKind::AllGather, cands, {209.6, 365.9, 219.5}), 1.0);
+}
+
 // Across hosts, a small allreduce whose model's choice beat rd's estimate past the small-size margin is timed against
 // rd: the model's choice first, rd second. Where rd is the model's choice, on one host, above 4 KiB, and for the
 // other collectives, the model alone decides below the timed classes.
