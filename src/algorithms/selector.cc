@@ -181,7 +181,8 @@ bool AlgoSelector::timedAsRival(AlgoId id, CollKind kind, uint64_t bytes, double
 }
 
 uint64_t AlgoSelector::measureMinBytes() const {
-  return oneHostOfThreeOrMore() ? kOneHostMeasureMinBytes : kMeasureMinBytes;
+  if (oneHostOfThreeOrMore()) return kOneHostMeasureMinBytes;
+  return in_.nhosts > 1 && !in_.interLinkBound ? kNetworkMeasureMinBytes : kMeasureMinBytes;
 }
 
 bool AlgoSelector::timedWherever(AlgoId id, uint64_t bytes) const {

@@ -58,7 +58,8 @@ class AlgoSelector {
   // The algorithm a small allreduce (up to kSmallAllReduceBytes) keeps unless another's estimate beats it by
   // kSmallAllReduceMargin: oneshot on one host of three ranks or more where it fits, else rd.
   AlgoId smallAllReduceAlgo(uint64_t bytes) const;
-  // The least size class whose candidates are timed: kOneHostMeasureMinBytes on one host of three ranks or more, else
+  // The least size class whose candidates are timed: kOneHostMeasureMinBytes on one host of three ranks or more,
+  // kNetworkMeasureMinBytes across hosts whose network is not link-bound (CostInputs::interLinkBound), else
   // kMeasureMinBytes.
   uint64_t measureMinBytes() const;
   // The least time settle counts for `id`'s timing in the class of `bytes` (0: none): for rd's allreduce across hosts
@@ -126,6 +127,13 @@ constexpr uint64_t kMeasureMinBytes = 16 << 10;
 // whose burst a short timing could meet. Two ranks keep kMeasureMinBytes: the model's rd was the best forced
 // algorithm or within 1.04x of it at 4 KiB and 8 KiB there, on the VM and on a machine with a core per rank.
 constexpr uint64_t kOneHostMeasureMinBytes = 4 << 10;
+// Across hosts whose network is not link-bound the 8 KiB class is timed too. It is neither a small allreduce (the
+// calibration's small-call times and smallOverridesRd) nor, before, timed: the model alone gave it to hier_leader
+// over 2 hosts x 2 ranks at 10 Gbit/s in launches whose calibration put the link at 1.0-1.3 GB/s, where rd ran
+// 1.26-1.30x faster (two jobs of eight; rd in every other; docs/PERFORMANCE.md, "Sixteenth session"). There a call's
+// bytes are a small part of its time, so the link's burst allowance does not flatter a short timing; over a
+// link-bound network it does (the note above), and the model, which prices its steps as link-bound, decides.
+constexpr uint64_t kNetworkMeasureMinBytes = 8 << 10;
 constexpr double kMeasureBudgetUs = 20000;
 // The light pattern's budget (across hosts, TimingWithin): over 2 hosts x 2 ranks at 10 Gbit/s the 1 MiB class of
 // hier and hier_leader went untimed in launches whose calibration measured the link at 0.52 GB/s (the two estimated

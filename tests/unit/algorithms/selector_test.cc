@@ -162,7 +162,8 @@ std::vector<AlgoId> CloseByBruteForce(CollKind kind, uint64_t bytes, const CostI
   const double pickUs = EstimateUs(GetAlgoInfo(pick).name, kind, bytes, in);
   std::vector<AlgoId> out = {pick};
   if (pickUs < 0 || kind == CollKind::Broadcast || kind == CollKind::Reduce) return out;
-  if (bytes < (OneHostOfThreeOrMore(in) ? 4096u : 16384u)) {
+  const uint64_t timedFrom = OneHostOfThreeOrMore(in) ? 4096u : in.nhosts > 1 && !in.interLinkBound ? 8192u : 16384u;
+  if (bytes < timedFrom) {
     // Across hosts a small allreduce the model gives to another algorithm is timed against rd.
     if (kind == CollKind::AllReduce && in.nhosts > 1 && bytes <= 4096 && pick != AlgoId::Rd) out.push_back(AlgoId::Rd);
     return out;
@@ -172,10 +173,15 @@ std::vector<AlgoId> CloseByBruteForce(CollKind kind, uint64_t bytes, const CostI
     if (!a.implemented || a.id == pick || !AlgoServes(a.id, kind)) continue;
     if ((a.id == AlgoId::OneShot || a.id == AlgoId::TwoShot) && bytes > 8192) continue;
     if (a.id == AlgoId::HierLeader && in.nhosts > 1) continue;
-    // rd's allreduce across hosts with several ranks a host: not where its bytes across a host's link (ranks a host
-    // times the vector) take longer at the link's rate than the model's choice's estimate.
-    if (a.id == AlgoId::Rd && kind == CollKind::AllReduce && in.nhosts > 1 && in.nranks > in.nhosts &&
-        in.nranks / in.nhosts * static_cast<double>(bytes) / (in.inter.bandwidthGBs * 1e3) > pickUs)
+    // rd's allreduce across hosts with several ranks a host (or any, over a link-bound network): not where its bytes
+    // across a host's link (ranks a host times the vector, in each exchange between hosts over a link-bound network)
+    // take longer at the link's rate than the model's choice's estimate.
+    int exchanges = 1;
+    if (in.interLinkBound)
+      for (int h = in.nhosts; h >= 4; h /= 2) ++exchanges;
+    if (a.id == AlgoId::Rd && kind == CollKind::AllReduce && in.nhosts > 1 &&
+        (in.nranks > in.nhosts || in.interLinkBound) &&
+        exchanges * in.nranks / in.nhosts * static_cast<double>(bytes) / (in.inter.bandwidthGBs * 1e3) > pickUs)
       continue;
     const double t = EstimateUs(a.name, kind, bytes, in);
     if (t >= 0 && t <= 1.6 * pickUs) rest.emplace_back(t, static_cast<int>(a.id));
@@ -258,7 +264,9 @@ TEST(Selector, CandidatesAtTheRdRhdCrossoverOfFourRanks) {
 // hier_leader is timed across hosts wherever it serves, whatever the model estimates (the last candidate); below the
 // timed classes, and on one host, it is not.
 TEST(Selector, AcrossHostsHierLeaderIsTimedWhereverItServes) {
-  AlgoSelector across(Shape(2, 2, 0.125));
+  CostInputs oneGbit = Shape(2, 2, 0.125);
+  oneGbit.interLinkBound = true;
+  AlgoSelector across(oneGbit);
   for (uint64_t bytes : {uint64_t{16} << 10, uint64_t{1} << 20}) {
     const std::vector<AlgoId> got = across.candidates(CollKind::AllReduce, bytes);
     EXPECT_TRUE(got[0] == AlgoId::HierLeader || got.back() == AlgoId::HierLeader) << bytes;
@@ -266,6 +274,10 @@ TEST(Selector, AcrossHostsHierLeaderIsTimedWhereverItServes) {
     EXPECT_TRUE(across.timedWherever(AlgoId::HierLeader, bytes));
   }
   EXPECT_EQ(across.candidates(CollKind::AllReduce, 8 << 10).size(), 1u);
+  // Where the network is not link-bound the timed classes start at 8 KiB, hier_leader among them.
+  const std::vector<AlgoId> tenGbit = AlgoSelector(Shape(2, 2, 1.25)).candidates(CollKind::AllReduce, 8 << 10);
+  EXPECT_EQ(std::count(tenGbit.begin(), tenGbit.end(), AlgoId::HierLeader), 1);
+  EXPECT_GE(tenGbit.size(), 2u);
   AlgoSelector one(OneHostWindows());
   EXPECT_FALSE(one.timedWherever(AlgoId::HierLeader, 1 << 20));
   EXPECT_TRUE(one.timedWherever(AlgoId::OneShot, 16 << 10));
@@ -434,6 +446,7 @@ TEST(Selector, AcrossHostsOfTwoRanksHierCountsItsTimingScaledBesideHierLeader) {
 // other collectives, the model alone decides below the timed classes.
 TEST(Selector, AcrossHostsASmallAllreduceTakenFromRdIsTimedAgainstIt) {
   CostInputs in = Shape(2, 2, 0.11);  // 1 Gbit/s: rd's 2 x 4 KiB across a host's link cost it more than hier_leader
+  in.interLinkBound = true;
   in.smallUs = {{"rd", 39.2}, {"hier_leader", 50.7}, {"hier", 80.1}, {"ring", 153.5}};
   AlgoSelector across(in);
   ASSERT_EQ(across.choose(CollKind::AllReduce, 4096), AlgoId::HierLeader);
@@ -465,7 +478,8 @@ TEST(Selector, AcrossHostsASmallAllreduceTakenFromRdIsTimedAgainstIt) {
 }
 
 // On one host of three ranks or more the classes from 4 KiB are timed, where the model's estimates of the window
-// algorithms' reads rest on the ring's calibrated rate; on two ranks and across hosts from 16 KiB, as before.
+// algorithms' reads rest on the ring's calibrated rate; on two ranks from 16 KiB, as before, and across hosts from
+// 8 KiB where the network is not link-bound.
 TEST(Selector, OnOneHostOfThreeRanksOrMoreTheTimedClassesStartAt4KiB) {
   // 8 ranks on the 2-core development VM as one launch calibrated them: that launch's model gave 4 KiB and 8 KiB to rd
   // (before oneshot kept the small sizes, below), and its timings (below) ran oneshot 2.03x and 1.96x faster.
@@ -493,8 +507,14 @@ TEST(Selector, OnOneHostOfThreeRanksOrMoreTheTimedClassesStartAt4KiB) {
   const AlgoSelector two(OneHostWindows(2));
   EXPECT_EQ(two.measureMinBytes(), 16384u);
   EXPECT_EQ(two.candidates(CollKind::AllReduce, 8192).size(), 1u);
-  EXPECT_EQ(AlgoSelector(Shape(2, 2, 1.25)).measureMinBytes(), 16384u);
-  EXPECT_EQ(AlgoSelector(Shape(4, 1, 1.25)).candidates(CollKind::AllReduce, 8192).size(), 1u);
+  // Across hosts: from 8 KiB unless the network is link-bound.
+  CostInputs twoByTwo = Shape(2, 2, 1.25), fourByOne = Shape(4, 1, 1.25);
+  EXPECT_EQ(AlgoSelector(twoByTwo).measureMinBytes(), 8192u);
+  EXPECT_EQ(AlgoSelector(fourByOne).measureMinBytes(), 8192u);
+  EXPECT_GE(AlgoSelector(fourByOne).candidates(CollKind::AllReduce, 8192).size(), 2u);
+  twoByTwo.interLinkBound = fourByOne.interLinkBound = true;
+  EXPECT_EQ(AlgoSelector(twoByTwo).measureMinBytes(), 16384u);
+  EXPECT_EQ(AlgoSelector(fourByOne).candidates(CollKind::AllReduce, 8192).size(), 1u);
 }
 
 TEST(Selector, SettleKeepsTheFastestBeyondTheTie) {
