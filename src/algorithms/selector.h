@@ -129,10 +129,10 @@ constexpr uint64_t kMeasureMinBytes = 16 << 10;
 constexpr uint64_t kOneHostMeasureMinBytes = 4 << 10;
 // Across hosts whose network is not link-bound the 8 KiB class is timed too. It is neither a small allreduce (the
 // calibration's small-call times and smallOverridesRd) nor, before, timed: the model alone gave it to hier_leader
-// over 2 hosts x 2 ranks at 10 Gbit/s in launches whose calibration put the link at 1.0-1.3 GB/s, where rd ran
-// 1.26-1.30x faster (two jobs of eight; rd in every other; docs/PERFORMANCE.md, "Sixteenth session"). There a call's
-// bytes are a small part of its time, so the link's burst allowance does not flatter a short timing; over a
-// link-bound network it does (the note above), and the model, which prices its steps as link-bound, decides.
+// over 2 hosts x 2 ranks at 10 Gbit/s, where rd ran 1.26-1.30x faster (two jobs of eight; rd in every other;
+// docs/PERFORMANCE.md, "Sixteenth session"). There a call's bytes are a small part of its time, so the link's burst
+// allowance does not flatter a short timing; over a link-bound network it does (the note above), and the model, which
+// prices its steps as link-bound, decides.
 constexpr uint64_t kNetworkMeasureMinBytes = 8 << 10;
 constexpr double kMeasureBudgetUs = 20000;
 // The light pattern's budget (across hosts, TimingWithin): over 2 hosts x 2 ranks at 10 Gbit/s the 1 MiB class of
@@ -155,9 +155,9 @@ constexpr double kWarmTimingScale = 1.20;
 // (AlgoSelector::timedScale). There hier's step within a host moves what hier_leader's does, while its exchange between
 // hosts runs two flows on each host's link where hier_leader runs one. Over 2 hosts x 2 ranks at 10 Gbit/s the first
 // call's timing put the two within 0.95-1.17x of each other in five launches of six at 256 KiB and chose hier in three,
-// while back to back hier ran 1.02-1.25x hier_leader's time from 32 KiB to 1 MiB in 35 rows of 36 (6 jobs; 0.97 in the
-// other) and level at 1 Gbit/s (0.99-1.03). With four ranks a host, hier's reduce-scatter within the host saves what
-// hier_leader's chain moves: 0.82-0.98x from 128 KiB (docs/PERFORMANCE.md, "Sixteenth session").
+// while back to back hier ran 1.02-1.32x hier_leader's time from 32 KiB to 1 MiB in 35 rows of 36 (6 jobs; 0.97 in the
+// other) and level at 1 Gbit/s (1.00-1.03 in one job). With four ranks a host, hier's reduce-scatter within the host
+// saves what hier_leader's chain moves: 0.82-0.98x from 128 KiB (docs/PERFORMANCE.md, "Sixteenth session").
 constexpr double kHierBesideLeaderScale = 1.10;
 // Where the two fastest timed candidates come out within this ratio, they are timed again (LookAgainAtCloseCall).
 constexpr double kMeasureCloseCall = 1.15;
