@@ -525,20 +525,22 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
         times += buf;
       }
     }
-    std::string scaled;
+    // The candidates whose timing settle scaled (AlgoSelector::timedScale), by why.
+    std::string besideWindows, besideLeader;
     for (size_t i = 0; i < timed.size(); ++i)
-      if (us[i] > 0 && selector_.timedScale(timed[i], kind, timed, us) != 1.0 && timed[i] != AlgoId::Hier)
-        scaled += (scaled.empty() ? "; " : ", ") + std::string(GetAlgoInfo(timed[i]).name);
-    if (!scaled.empty()) {
+      if (us[i] > 0 && selector_.timedScale(timed[i], kind, timed, us) != 1.0) {
+        std::string& list = timed[i] == AlgoId::Hier ? besideLeader : besideWindows;
+        list += (list.empty() ? "; " : ", ") + std::string(GetAlgoInfo(timed[i]).name);
+      }
+    if (!besideWindows.empty()) {
       snprintf(buf, sizeof buf, " counted x %.2f beside the window algorithms (timed on warm buffers)",
                kWarmTimingScale);
-      times += scaled + buf;
+      times += besideWindows + buf;
     }
-    for (size_t i = 0; i < timed.size(); ++i)
-      if (us[i] > 0 && timed[i] == AlgoId::Hier && selector_.timedScale(timed[i], kind, timed, us) != 1.0) {
-        snprintf(buf, sizeof buf, "; hier counted x %.2f beside hier_leader", kHierBesideLeaderScale);
-        times += buf;
-      }
+    if (!besideLeader.empty()) {
+      snprintf(buf, sizeof buf, " counted x %.2f beside hier_leader", kHierBesideLeaderScale);
+      times += besideLeader + buf;
+    }
     STRATA_LOG(INFO, TUNING, "%s, size class %d (%llu B): timed %s in %.1f ms%s: %s (the model's choice %s)",
                CollKindName(kind), SizeClass(bytes), static_cast<unsigned long long>(at), times.c_str(),
                static_cast<double>(NowNs() - t0) / 1e6, how.settle ? "" : " (light: out of place, no settling call)",
