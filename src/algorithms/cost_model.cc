@@ -271,6 +271,11 @@ class Model {
   int p_, h_, l_;
 };
 
+// Where CostInputs::recursiveScaleLarge starts to hold.
+uint64_t LargeScaleFromBytes(const CostInputs& in) {
+  return in.recursiveScaleLargeBytes > 0 ? in.recursiveScaleLargeBytes : 8 * in.recursiveScaleBytes;
+}
+
 }  // namespace
 
 std::string DescribeSmallUs(const CostInputs& in) {
@@ -294,7 +299,7 @@ std::string DescribeCostInputs(const CostInputs& in) {
     if (in.recursiveScaleSmallBytes > 0)
       snprintf(small, sizeof small, "%.2f at %s, ", in.recursiveScaleSmall, size(in.recursiveScaleSmallBytes).c_str());
     snprintf(scale, sizeof scale, "%s%.2f at %s, %.2f from %s", small, in.recursiveScale,
-             size(in.recursiveScaleBytes).c_str(), in.recursiveScaleLarge, size(8 * in.recursiveScaleBytes).c_str());
+             size(in.recursiveScaleBytes).c_str(), in.recursiveScaleLarge, size(LargeScaleFromBytes(in)).c_str());
   }
   if (in.nranks >= 3 && in.rdScaleFactor != 1.0) {
     const size_t used = strlen(scale);
@@ -319,7 +324,9 @@ double RecursiveScaleAt(const CostInputs& in, double bytes) {
     return in.recursiveScaleSmall + f * (in.recursiveScale - in.recursiveScaleSmall);
   }
   if (at <= 0 || bytes <= at) return in.recursiveScale;
-  const double f = std::log2(bytes / at) / 3.0;  // 0 at the measured size, 1 at 8x it
+  const double from = static_cast<double>(LargeScaleFromBytes(in));
+  const double f =
+      from > at ? std::log2(bytes / at) / std::log2(from / at) : 1.0;  // 0 at the measured size, 1 at `from`
   if (f >= 1) return in.recursiveScaleLarge;
   return in.recursiveScale + f * (in.recursiveScaleLarge - in.recursiveScale);
 }

@@ -41,12 +41,13 @@ struct CostInputs {
   // separate passes where the ring fuses the reduction into its send, and on a host with more ranks
   // than cores every pair exchanges at once. The calibration measures it against the ring.
   double recursiveScale = 1.0;
-  // The scale above holds up to `recursiveScaleBytes` (the size it was measured at; 0: every size). From 8x
-  // that size on, `recursiveScaleLarge` holds instead, and in between the scale moves with log2 of the size:
-  // once the buffers leave the caches, rd's and rhd's separate copy and reduce passes cost memory bandwidth
-  // that the calibration's in-cache run does not show.
+  // The scale above holds up to `recursiveScaleBytes` (the size it was measured at; 0: every size). From
+  // `recursiveScaleLargeBytes` on (0: 8x the measured size), `recursiveScaleLarge` holds instead, and in between the
+  // scale moves with log2 of the size: once the buffers leave the caches, rd's and rhd's separate copy and reduce
+  // passes cost memory bandwidth that the calibration's in-cache run does not show.
   uint64_t recursiveScaleBytes = 0;
   double recursiveScaleLarge = 1.0;
+  uint64_t recursiveScaleLargeBytes = 0;
   // Below `recursiveScaleBytes`, a second scale measured at `recursiveScaleSmallBytes` (0: not measured) holds at and
   // under that size, and in between the two the scale moves with log2 of the size. In cache, rd's one exchange of
   // the whole vector can cost less than the model's separate reduce pass says: on two ranks the ring took up to

@@ -24,8 +24,9 @@ constexpr uint64_t kLocalBytes = 1 << 20;
 // rd's time at 64-256 KiB while the VM was fast, 0.94-1.06x while it was 3.5x slower).
 constexpr uint64_t kMidBytes = 128 << 10;
 constexpr double kOutOfCacheRecursiveScale = 5.0 / 3.0;
-// Between hosts, from 8 MiB on: rhd's per-byte time is the ring's, a hair over (see below).
-constexpr double kInterHostRecursiveScale = 1.02;
+// Between hosts, from 2 MiB on (kInterHostLargeBytes): rhd's least per-byte scale against the ring's (see below).
+constexpr double kInterHostRecursiveScale = 1.20;
+constexpr uint64_t kInterHostLargeBytes = 2 * kLargeBytes;
 // A 1 MiB ring allreduce that takes this long between hosts is its bytes on the link: 4 ranks' bytes alone take 12.6 ms
 // at 1 Gbit/s, while at 10 Gbit/s (1.3 ms of bytes) the development VM's calibration timed the call at 1.9-6.9 ms.
 constexpr double kLongCallUs = 10000;
@@ -360,17 +361,24 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
       in->rdScaleFactor = ClampScale(rdScale) / in->recursiveScale;
     }
   }
-  // The 1 MiB scale holds at 1 MiB only; from 8x that size on (moving with log2 of the size in between):
+  // The 1 MiB scale holds at 1 MiB only; from 8x that size on one host, 2x between hosts (moving with log2 of the size
+  // in between):
   // - On one host it is measured in cache. Memory is the link, and out of cache an exchange's copy pass and reduce
   //   pass (1 read + 1 write, then 2 reads + 1 write) move 5/3 of the ring's fused pass (2 reads + 1 write).
-  // - Between hosts both send the same bytes over the same links, but the 1 MiB time also holds what the model gets
-  //   wrong about the ring's 2(n-1) hops against rhd's 2 log2(n): 4 hosts at 10 Gbit/s measured rhd's scale at 0.72
-  //   there, and the selector ran rhd at 4-256 MiB where its median time was 1.03-1.11x the ring's (0.99-1.02x at
-  //   1 Gbit/s; docs/PERFORMANCE.md, "Slot stores", the large network sizes). The ring pipelines across its steps
-  //   where rhd waits for each partner: a scale a hair over 1 lets the ring have the ties.
+  // - Between hosts both send the same bytes over the same links, but not with the same work: rhd copies each piece
+  //   it sends into a FIFO slot and each piece it receives out of one in passes of their own, where the ring reduces
+  //   into the slot it sends from. Where the link is not the bottleneck the host's CPU is, and those passes show:
+  //   forced back to back over 4 hosts at 10 Gbit/s, rhd took 1.21-1.35x the ring's time at every size from 2 to
+  //   64 MiB, and 1.32-1.47x over 2 hosts x 2 ranks (8 MiB over 4 hosts: 1.33x the ring's CPU seconds, its own
+  //   copies 1.39x the ring's; docs/PERFORMANCE.md, "Seventeenth session"). The 1 MiB time does not show it: there
+  //   rhd's scale came out at 0.73-0.94 and rhd ran 1.6x faster than the ring (whose 1 MiB call took 0.8x its 2 MiB
+  //   call's time). So the large scale holds from 2 MiB (kInterHostLargeBytes), not 8, and is no longer 1.02: with
+  //   1.02 from 8 MiB the model ran rhd at 2 and 4 MiB, and with 1.02 from 2 MiB still at 2 MiB in five launches of
+  //   seven. (Over a link-bound network the scale is at least 1.10 at every size.)
   in->recursiveScaleBytes = kLargeBytes;
   in->recursiveScaleLarge =
       std::max(in->recursiveScale, in->nhosts == 1 ? kOutOfCacheRecursiveScale : kInterHostRecursiveScale);
+  in->recursiveScaleLargeBytes = in->nhosts == 1 ? 0 : kInterHostLargeBytes;
   if (report) {
     report->ringSmallUs = all[kRingSmall];
     report->smallBytes = smallBytes;

@@ -162,6 +162,47 @@ TEST(CostModel, BetweenHostsTheRingHasTheLargeSizes) {
   EXPECT_EQ(ChooseCheapest({"ring", "rhd"}, CollKind::AllReduce, 256 << 20, in).algorithm, "rhd");
 }
 
+// Where the large scale starts to hold, and log-linear from the measured size to there.
+TEST(CostModel, RecursiveScaleReachesItsLargeValueWhereTold) {
+  CostInputs in = OneHost(4);
+  in.recursiveScale = 0.85;
+  in.recursiveScaleLarge = 1.02;
+  in.recursiveScaleBytes = 1 << 20;
+  in.recursiveScaleLargeBytes = 4 << 20;
+  EXPECT_DOUBLE_EQ(RecursiveScaleAt(in, 1 << 20), 0.85);
+  EXPECT_NEAR(RecursiveScaleAt(in, 2 << 20), (0.85 + 1.02) / 2, 1e-12);  // 1 of the 2 doublings
+  EXPECT_DOUBLE_EQ(RecursiveScaleAt(in, 4 << 20), 1.02);
+  EXPECT_DOUBLE_EQ(RecursiveScaleAt(in, 64 << 20), 1.02);
+  in.recursiveScaleLargeBytes = 1 << 20;  // at the measured size itself: the measured scale there, the large above
+  EXPECT_DOUBLE_EQ(RecursiveScaleAt(in, 1 << 20), 0.85);
+  EXPECT_DOUBLE_EQ(RecursiveScaleAt(in, (1 << 20) + 4096), 1.02);
+}
+
+// 4 hosts x 1 rank at 10 Gbit/s, the inputs of a launch that ran rhd at 2 MiB, where forced back to back it took
+// 1.25-1.35x the ring's time: its 1 MiB scale came out at 0.77. A scale of 1.02, from 8 MiB or from 2 MiB, leaves rhd
+// 2 MiB by its shorter latency; the calibration's large scale between hosts, 1.20 from 2 MiB, gives the ring 2 MiB and
+// up, and leaves rhd 1 MiB, where it ran 1.6x faster.
+TEST(CostModel, BetweenHostsTheLargeScaleHoldsFromTwiceTheMeasuredSize) {
+  CostInputs in = Hosts(4, 1, 1.21, 16.12);
+  in.inter.latencyUs = 19.05;
+  in.reduceGBs = 10.92;
+  in.copyGBs = 32.25;
+  in.pipelineBytes = 512 << 10;
+  in.recursiveScale = 0.77;
+  in.recursiveScaleBytes = 1 << 20;
+  in.recursiveScaleLarge = 1.02;
+  in.smallUs = {{"ring", 114.3}, {"rd", 27.2}, {"direct", 34.2}, {"tree", 50.0}};
+  auto pick = [&](uint64_t bytes) { return ChooseCheapest({"ring", "rhd"}, CollKind::AllReduce, bytes, in).algorithm; };
+  EXPECT_EQ(pick(2 << 20), "rhd");  // recursiveScaleLargeBytes 0: from 8 MiB
+  EXPECT_EQ(pick(4 << 20), "rhd");
+  in.recursiveScaleLargeBytes = 2 << 20;
+  EXPECT_EQ(pick(2 << 20), "rhd");
+  in.recursiveScaleLarge = 1.20;
+  EXPECT_EQ(pick(1 << 20), "rhd");
+  for (uint64_t bytes : {uint64_t{2} << 20, uint64_t{4} << 20, uint64_t{8} << 20, uint64_t{256} << 20})
+    EXPECT_EQ(pick(bytes), "ring") << bytes;
+}
+
 // A second scale measured at a smaller size holds at and below it, and the scale moves log-linearly from it to the
 // one measured at `recursiveScaleBytes`; above that size nothing changes.
 TEST(CostModel, RecursiveScaleMeasuredInCacheHoldsBelowItsSize) {
