@@ -368,13 +368,13 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   // - Between hosts both send the same bytes over the same links, but not with the same work: rhd copies each piece
   //   it sends into a FIFO slot and each piece it receives out of one in passes of their own, where the ring reduces
   //   into the slot it sends from. Where the link is not the bottleneck the host's CPU is, and those passes show:
-  //   forced back to back over 4 hosts at 10 Gbit/s, rhd took 1.21-1.35x the ring's time at every size from 2 to
+  //   forced back to back over 4 hosts at 10 Gbit/s, rhd took 1.21-1.44x the ring's time at every size from 2 to
   //   64 MiB, and 1.32-1.47x over 2 hosts x 2 ranks (8 MiB over 4 hosts: 1.33x the ring's CPU seconds, its own
   //   copies 1.39x the ring's; docs/PERFORMANCE.md, "Seventeenth session"). The 1 MiB time does not show it: there
   //   rhd's scale came out at 0.73-0.94 and rhd ran 1.6x faster than the ring (whose 1 MiB call took 0.8x its 2 MiB
   //   call's time). So the large scale holds from 2 MiB (kInterHostLargeBytes), not 8, and is no longer 1.02: with
   //   1.02 from 8 MiB the model ran rhd at 2 and 4 MiB, and with 1.02 from 2 MiB still at 2 MiB in five launches of
-  //   seven. (Over a link-bound network the scale is at least 1.10 at every size.)
+  //   eight. (Over a link-bound network the scale is at least 1.10 at every size.)
   in->recursiveScaleBytes = kLargeBytes;
   in->recursiveScaleLarge =
       std::max(in->recursiveScale, in->nhosts == 1 ? kOutOfCacheRecursiveScale : kInterHostRecursiveScale);
