@@ -1,14 +1,18 @@
-// selector_perf: the selector's allreduce against every algorithm forced, within one job. Each forced algorithm
-// gets a communicator of its own (strataCommSplit with the config field `algorithm`); the launcher's communicator
-// runs the selector's choice. For every size the communicators take turns, a block of back-to-back calls each,
-// in an order shuffled round by round, so that every algorithm meets the same moments of the machine and follows
-// every other. (Tables made
-// launch by launch, perf/selector_check.py, compare launches that the 2-core development VM ran at different
-// speeds: in three such tables on 4 ranks the same forced ring at 8-128 MiB spread 1.05-2.26x between its fastest and
-// slowest launch.)
+// selector_perf: the selector's choice against every algorithm forced, within one job, for the allreduce or (-C)
+// another collective (float32 sums; broadcast and reduce from root 0). Each forced algorithm gets a communicator of its
+// own (strataCommSplit with the config field `algorithm`); the launcher's communicator runs the selector's choice. For
+// every size the communicators take turns, a block of back-to-back calls each, in an order shuffled round by round, so
+// that every algorithm meets the same moments of the machine and follows every other. (Tables made launch by launch,
+// perf/selector_check.py, compare launches that the 2-core development VM ran at different speeds: in three such tables
+// on 4 ranks the same forced ring at 8-128 MiB spread 1.05-2.26x between its fastest and slowest launch.)
 //
 //   selector_perf [-b MIN] [-e MAX] [-f FACTOR] [-B BUFFER] [-n ROUNDS] [-x EXTRA] [-w WARMUP] [-k BLOCK] [-A ALGOS]
-//                 [-c 0|1] [-T SEC]
+//                 [-C COLLECTIVE] [-c 0|1] [-T SEC]
+//
+// A size is the whole vector, as the selector counts it (SelectorBytes): the allgather's output and the
+// reduce-scatter's input, a multiple of the ranks' count of floats. Broadcast and reduce blocks begin and end with a
+// barrier on the launcher's communicator, inside the time: their ranks finish a call at different moments (a leaf
+// after the root), and a block is timed to the last rank's end.
 //
 // Per size: each communicator's median time per call over its rounds' blocks, out of place and in place (every
 // block's time the average over the ranks, as nccl-tests reports), the fastest forced algorithm, and the ratio. The
@@ -35,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "common/collective_benches.h"
 #include "common/perf_options.h"
 #include "common/strata_call.h"
 #include "strata/strata.h"
@@ -50,17 +55,29 @@ struct Options {
   size_t bufferBytes = 0;  // -B: what calls rotate through (0: the largest size)
   size_t factor = 2;
   int rounds = 5, extra = 20, warmup = 3, block = 5, check = 1, timeoutSec = 0;
-  std::vector<std::string> algos = {"ring", "tree", "rd", "rhd", "direct", "oneshot", "twoshot", "hier", "hier_leader"};
+  std::vector<std::string> algos;        // -A; none given: DefaultAlgos(collective)
+  std::string collective = "allreduce";  // -C: a key of CollectiveBenchByKey, as STRATA_ALGO names it
 };
+
+// Every algorithm that serves the collective (docs/ALGORITHMS.md).
+std::vector<std::string> DefaultAlgos(const std::string& collective) {
+  if (collective == "allreduce")
+    return {"ring", "tree", "rd", "rhd", "direct", "oneshot", "twoshot", "hier", "hier_leader"};
+  if (collective == "broadcast" || collective == "reduce") return {"chain", "tree", "hier"};
+  return {"ring", "rd", "rhd", "oneshot", "twoshot", "hier"};  // allgather, reducescatter
+}
 
 void Usage(FILE* out) {
   std::fprintf(out,
                "usage: selector_perf [-b MIN] [-e MAX] [-f FACTOR] [-B BUFFER] [-n ROUNDS] [-x EXTRA] [-w WARMUP] "
-               "[-k BLOCK] [-A ALGOS] [-c 0|1] [-T SEC]\n"
-               "  the selector's allreduce (float32 sum) against each algorithm of ALGOS (comma list, default "
-               "ring,tree,rd,rhd,direct,oneshot,twoshot,hier,hier_leader) forced on a communicator of its own, "
+               "[-k BLOCK] [-A ALGOS] [-C COLLECTIVE] [-c 0|1] [-T SEC]\n"
+               "  the selector's choice for COLLECTIVE (allreduce, the default, allgather, reducescatter, broadcast "
+               "or reduce; float32 sums, root 0) against each algorithm of ALGOS (comma list; default: every one that "
+               "serves COLLECTIVE, for allreduce ring,tree,rd,rhd,direct,oneshot,twoshot,hier,hier_leader) forced "
+               "on a communicator of its own, "
                "block by block in one job\n"
-               "  -b/-e/-f sizes (default 8 to 256M, factor 2); -B the send and receive buffers calls rotate through "
+               "  -b/-e/-f sizes (default 8 to 256M, factor 2; a size is the whole vector: the allgather's output, "
+               "the reduce-scatter's input); -B the send and receive buffers calls rotate through "
                "(default: the largest size; -B 256M with -e 512K reads every call's input from cold memory); "
                "-n rounds per size (5); -x more rounds for a size whose ratio is over 1.05 after them (20; 0: none); "
                "-w warm-up calls per "
@@ -92,7 +109,7 @@ std::vector<std::string> SplitList(const std::string& text) {
 // 0: run; 1: help printed; 2: bad arguments (printed).
 int ParseOptions(int argc, char** argv, Options* o) {
   int c;
-  while ((c = getopt(argc, argv, "b:e:f:B:n:x:w:k:A:c:T:h")) != -1) {
+  while ((c = getopt(argc, argv, "b:e:f:B:n:x:w:k:A:C:c:T:h")) != -1) {
     bool ok = true;
     switch (c) {
       case 'b': ok = ParseSize(optarg, &o->minBytes); break;
@@ -116,6 +133,10 @@ int ParseOptions(int argc, char** argv, Options* o) {
         o->algos = SplitList(optarg);
         ok = !o->algos.empty();
         break;
+      case 'C':
+        o->collective = optarg;
+        ok = CollectiveBenchByKey(optarg) != nullptr;
+        break;
       case 'h': Usage(stdout); return 1;
       default: ok = false;
     }
@@ -126,6 +147,7 @@ int ParseOptions(int argc, char** argv, Options* o) {
       return 2;
     }
   }
+  if (o->algos.empty()) o->algos = DefaultAlgos(o->collective);
   if (optind < argc || o->minBytes > o->maxBytes || o->maxBytes < sizeof(float)) {
     std::fprintf(stderr, "selector_perf: bad arguments (sizes: -b at most -e, -e at least 4)\n");
     Usage(stderr);
@@ -149,7 +171,7 @@ struct Counts {
 
 class Session {
  public:
-  explicit Session(const Options& o) : o_(o) {}
+  explicit Session(const Options& o) : o_(o), bench_(*CollectiveBenchByKey(o.collective.c_str())) {}
 
   int run() {
     strataConfig_t cfg = STRATA_CONFIG_INITIALIZER;
@@ -160,7 +182,7 @@ class Session {
     comms_.push_back(base_);
     names_.push_back("selector");
     for (const std::string& a : o_.algos) {
-      const std::string spec = "allreduce:" + a;
+      const std::string spec = o_.collective + ":" + a;
       strataConfig_t forced = cfg;
       forced.algorithm = spec.c_str();
       strataComm_t c = nullptr;
@@ -173,9 +195,10 @@ class Session {
     recv_.assign(send_.size(), 0.0f);
     if (rank_ == 0) {
       std::printf(
-          "# selector_perf: %d ranks, %zu communicators (the selector's and %zu forced), %d rounds (%d more "
+          "# selector_perf: %s, %d ranks, %zu communicators (the selector's and %zu forced), %d rounds (%d more "
           "where the ratio is over %.2f), %d warm-up calls per communicator and size\n",
-          nranks_, comms_.size(), comms_.size() - 1, o_.rounds, o_.extra, kAgainAbove, o_.warmup);
+          o_.collective.c_str(), nranks_, comms_.size(), comms_.size() - 1, o_.rounds, o_.extra, kAgainAbove,
+          o_.warmup);
       std::printf(
           "| size | selector (us) | ran | best forced (us) | best | ratio | choice | ring (us) | ring / selector |");
       for (size_t c = 1; c < comms_.size(); ++c) std::printf(" %s |", names_[c].c_str());
@@ -185,8 +208,10 @@ class Session {
       std::fflush(stdout);
     }
     Counts counts;
+    const size_t divisor = bench_.sizeDivisor(nranks_);
     for (size_t bytes = o_.minBytes; bytes <= o_.maxBytes; bytes *= o_.factor) {
-      if (bytes >= sizeof(float)) measure(bytes, &counts);
+      const size_t elements = bytes / sizeof(float) / divisor * divisor;
+      if (elements > 0) measure(bench_.shape(elements, nranks_), elements * sizeof(float), &counts);
       if (bytes == 0) break;
     }
     if (rank_ == 0) {
@@ -207,26 +232,36 @@ class Session {
   }
 
  private:
-  // One call of `count` floats on communicator c, out of place or in place, at the next rotating slot.
-  void call(size_t c, size_t count, bool inPlace) {
-    const size_t slot = (count + 15) / 16 * 16;  // floats, 64-byte aligned
+  int root() const { return bench_.rooted() ? 0 : -1; }
+
+  // One call of `shape` on communicator c, out of place or in place, at the next rotating slot.
+  void call(size_t c, const BufferShape& shape, bool inPlace) {
+    const size_t slot = (std::max(shape.sendCount, shape.recvCount) + 15) / 16 * 16;  // floats, 64-byte aligned
     const size_t offset = (calls_++ % (send_.size() / slot)) * slot;
-    float* recv = recv_.data() + offset;
-    const float* send = inPlace ? recv : send_.data() + offset;
-    PERF_STRATA_CHECK(comms_[c], strataAllReduce(send, recv, count, strataFloat32, strataSum, comms_[c], nullptr));
+    float* base = recv_.data() + offset;
+    const size_t rank = static_cast<size_t>(rank_);
+    const float* send = inPlace ? base + rank * shape.sendInPlaceOffset : send_.data() + offset;
+    float* recv = inPlace ? base + rank * shape.recvInPlaceOffset : base;
+    bench_.run(CallArgs{send, recv, shape.count, strataFloat32, strataSum, root(), comms_[c], rank_, nranks_, nullptr});
   }
 
-  // One checked call on c: false when an element differs from the sum of every rank's input.
-  bool checked(size_t c, size_t count) {
-    for (size_t i = 0; i < count; ++i) send_[i] = Input(rank_, i);
-    PERF_STRATA_CHECK(comms_[c], strataAllReduce(send_.data(), recv_.data(), count, strataFloat32, strataSum,
-                                                 comms_[c], nullptr));
-    for (size_t i = 0; i < count; ++i) {
+  // One checked call on c: false when an output element differs from what every rank's input makes of it.
+  bool checked(size_t c, const BufferShape& shape) {
+    for (size_t i = 0; i < shape.sendCount; ++i) send_[i] = Input(rank_, i);
+    bench_.run(CallArgs{send_.data(), recv_.data(), shape.count, strataFloat32, strataSum, root(), comms_[c], rank_,
+                        nranks_, nullptr});
+    const OutputPlace place{rank_, nranks_, root(), shape.count};
+    for (size_t i = 0; i < shape.recvCount; ++i) {
+      const ElementSource from = bench_.expected(place, i);
+      if (from.kind == ElementSource::Kind::kSkip) continue;
       double want = 0;
-      for (int r = 0; r < nranks_; ++r) want += Input(r, i);
+      if (from.kind == ElementSource::Kind::kCopy)
+        want = Input(from.rank, from.index);
+      else
+        for (int r = 0; r < nranks_; ++r) want += Input(r, from.index);
       if (recv_[i] != static_cast<float>(want)) {
-        std::fprintf(stderr, "rank %d: %s allreduce of %zu floats: element %zu is %g, expected %g\n", rank_,
-                     names_[c].c_str(), count, i, recv_[i], want);
+        std::fprintf(stderr, "rank %d: %s %s of %zu floats: element %zu is %g, expected %g\n", rank_, names_[c].c_str(),
+                     o_.collective.c_str(), shape.count, i, recv_[i], want);
         return false;
       }
     }
@@ -238,7 +273,7 @@ class Session {
   // this rank's time per call of every block to mine[c]. (With the first one moving round by round, each communicator
   // always followed the same one, and over 4 namespaces at 1 Gbit/s the forced rhd, which followed rd and its twice
   // the bytes, ran 1.21-1.25x the ring at 512 KiB - 1 MiB, where the two run alike alone.)
-  void runRounds(size_t count, int k, int from, int to, const std::vector<std::string>& ran,
+  void runRounds(const BufferShape& shape, int k, int from, int to, const std::vector<std::string>& ran,
                  std::vector<std::vector<double>>* mine) {
     const size_t nc = comms_.size();
     std::vector<size_t> order(nc);
@@ -250,7 +285,9 @@ class Session {
         if (c > 0 && ran[c] != names_[c]) continue;  // a fallback: not timed (every rank knows it alike)
         for (int inPlace = 0; inPlace < 2; ++inPlace) {
           const double t0 = NowUs();
-          for (int i = 0; i < k; ++i) call(c, count, inPlace != 0);
+          if (bench_.rooted()) PERF_STRATA_CHECK(base_, strataBarrier(base_));
+          for (int i = 0; i < k; ++i) call(c, shape, inPlace != 0);
+          if (bench_.rooted()) PERF_STRATA_CHECK(base_, strataBarrier(base_));
           (*mine)[c].push_back((NowUs() - t0) / k);
         }
       }
@@ -290,21 +327,21 @@ class Session {
     return best;
   }
 
-  void measure(size_t bytes, Counts* counts) {
-    const size_t count = bytes / sizeof(float);
+  // One size: `bytes` the whole vector of `shape`.
+  void measure(const BufferShape& shape, size_t bytes, Counts* counts) {
     const size_t nc = comms_.size();
     // Blocks of about the same length at every size: at least `block` calls, more below 1 MiB (up to 100).
     const int k = static_cast<int>(std::min<size_t>(
         100, std::max<size_t>(o_.block, (size_t{1} << 20) * o_.block / std::max<size_t>(bytes, 1) / 8)));
     std::vector<std::string> ran(nc);
     for (size_t c = 0; c < nc; ++c) {
-      for (int i = 0; i < o_.warmup; ++i) call(c, count, false);
+      for (int i = 0; i < o_.warmup; ++i) call(c, shape, false);
       const char* name = nullptr;
       PERF_STRATA_CHECK(comms_[c], strataCommGetLastAlgorithm(comms_[c], &name));
       ran[c] = name ? name : "?";
     }
     std::vector<std::vector<double>> mine(nc);
-    runRounds(count, k, 0, o_.rounds, ran, &mine);
+    runRounds(shape, k, 0, o_.rounds, ran, &mine);
     std::vector<double> us = medians(mine);
     size_t best = fastest(us, ran);
     // The choice itself: the forced communicator running the algorithm the selector ran, against the best forced.
@@ -317,13 +354,13 @@ class Session {
     const bool again =
         best && o_.extra > 0 && (firstRatio > kAgainAbove || (chosen && us[chosen] / us[best] > kAgainAbove));
     if (again) {
-      runRounds(count, k, o_.rounds, o_.rounds + o_.extra, ran, &mine);
+      runRounds(shape, k, o_.rounds, o_.rounds + o_.extra, ran, &mine);
       us = medians(mine);
       best = fastest(us, ran);
     }
     int bad = 0;
     if (o_.check)
-      for (size_t c = 0; c < nc; ++c) bad += checked(c, count) ? 0 : 1;
+      for (size_t c = 0; c < nc; ++c) bad += checked(c, shape) ? 0 : 1;
     int anyBad = 0;
     PERF_STRATA_CHECK(base_, strataAllReduce(&bad, &anyBad, 1, strataInt32, strataMax, base_, nullptr));
     counts->wrong += anyBad;
@@ -362,6 +399,7 @@ class Session {
   }
 
   const Options& o_;
+  const CollectiveBench& bench_;
   strataComm_t base_ = nullptr;
   int rank_ = 0, nranks_ = 1;
   std::vector<strataComm_t> comms_;

@@ -10,7 +10,9 @@
 #                               RATE = 1gbit or 10gbit; small = 8 B - 1 MiB, large = 4 - 256 MiB (x4)
 #   job-local2, job-local4, job-NET-RATE-small (job-localN: any N ranks on one host)
 #                               the same comparisons made within one job by selector_perf (every algorithm on a
-#                               communicator of its own, block by block), REPS jobs, a table each
+#                               communicator of its own, block by block), REPS jobs, a table each; with
+#                               COLLECTIVE=allgather, reducescatter, broadcast or reduce (default allreduce)
+#                               that collective, every algorithm serving it forced, tables NAME-COLLECTIVE_R.md
 #   hier-2x2, hier-2x4          64 MiB allreduce at 1 Gbit, -A hier against -A ring, 3 interleaved runs
 #   latency                     8 B - 4 KiB at 4 and 8 ranks, selector against forced ring
 #   mpi                         2 ranks, 1 - 256 MiB, strata (selector) beside Open MPI's MPI_Allreduce, both
@@ -28,7 +30,7 @@
 # commands in QUIET (default quietrun when it exists; QUIET= runs them bare, e.g. inside one quietrun call).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[[ $# -ge 2 ]] || { sed -n 2,22p "$0"; exit 2; }
+[[ $# -ge 2 ]] || { sed -n 2,30p "$0"; exit 2; }
 source perf/bench_common.sh
 shift
 one_host=ring,tree,rd,rhd,direct@1M,oneshot@1M,twoshot@512K  # the caps: FIFO and window sizes
@@ -58,9 +60,12 @@ for part in "$@"; do
       ;;
     job-local[0-9]* | job-[0-9]x[0-9]-*bit-small)
       spec=${part#job-}
+      coll=${COLLECTIVE:-allreduce}
+      name=$part
+      [[ $coll == allreduce ]] || name=$part-$coll
       if [[ $spec == local* ]]; then
         launch=("$bin/stratarun" -n "${spec#local}")
-        flags=(-A "$(sed 's/@[0-9]*[KM]//g' <<< "$one_host")")  # selector_perf finds each one's fallback itself
+        algos=$one_host
       else
         IFS=- read -r net rate _ <<< "$spec"
         hosts=${net%x*} per=${net#*x}
@@ -68,12 +73,16 @@ for part in "$@"; do
         [[ $per == 1 ]] && algos=ring,tree,rd,rhd,direct
         net_up "$net" "$rate"
         launch=(bash perf/netns_run.sh "$hosts" "$per")
-        flags=(-A "$(sed 's/@[0-9]*[KM]//g' <<< "$algos")" -e 1M)
       fi
+      flags=(-C "$coll")
+      # The allreduce's algorithms as listed (selector_perf finds each one's fallback itself); another collective:
+      # every algorithm that serves it, selector_perf's default.
+      [[ $coll == allreduce ]] && flags+=(-A "$(sed 's/@[0-9]*[KM]//g' <<< "$algos")")
+      [[ $spec == local* ]] || flags+=(-e 1M)
       for ((r = 1; r <= ${REPS:-3}; r++)); do
-        echo "== $part job $r $(date +%T)"
-        $quiet "${launch[@]}" "$bin/selector_perf" "${flags[@]}" > "$out/${part}_$r.md"
-        cat "$out/${part}_$r.md"
+        echo "== $name job $r $(date +%T)"
+        $quiet "${launch[@]}" "$bin/selector_perf" "${flags[@]}" > "$out/${name}_$r.md"
+        cat "$out/${name}_$r.md"
       done
       [[ $spec == local* ]] || bash "$netns" down
       ;;

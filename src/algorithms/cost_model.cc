@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "algorithms/tree_emit.h"
+
 namespace strata {
 
 namespace {
@@ -27,12 +29,6 @@ constexpr double kLinkBoundLatencyShare = 0.25;
 
 // Microseconds to move `bytes` at `gbs` GB/s.
 double Us(double bytes, double gbs) { return gbs > 0 ? bytes / (gbs * 1e3) : 0.0; }
-
-int CeilLog2(int p) {
-  int d = 0;
-  while ((1 << d) < p) ++d;
-  return d;
-}
 
 int FloorPow2(int p) {
   int q = 1;
@@ -130,18 +126,28 @@ class Model {
   }
 
   // Double binary tree: every rank is inner in one tree and a leaf in the other; each tree carries
-  // half of the data, pipelined in pieces.
+  // half of the data, pipelined in pieces. Where no pair of trees exists one tree carries it all, and the tree's
+  // depth and its busiest rank's children are the plans' own (TreeShapeOf): a rooted collective on 4 ranks is a line
+  // of 4, the chain's shape, and an allreduce on 4 ranks has a rank that takes the whole vector from each of two
+  // children. (Costed as depth log2 p with half the vector per tree, the line came out 1.5x under the chain, and the
+  // selector ran the tree for every reduce on 4 ranks, where the chain ran 1.14-1.67x faster back to back from
+  // 8 KiB to 1 MiB; docs/PERFORMANCE.md, "Seventeenth session".)
   double treeCost(CollKind kind, double n) const {
     if (kind != CollKind::AllReduce && kind != CollKind::Broadcast && kind != CollKind::Reduce) return kNotApplicable;
     if (p_ == 1) return copy(n);
-    const int d = CeilLog2(p_);
+    const bool rooted = kind != CollKind::AllReduce;
+    const TreeShape shape = TreeShapeOf(rooted ? p_ - 1 : p_, rooted);
+    const int d = shape.depth;
     Hop hop = flat();
     if (multiHost() && l_ > 1) hop.gbs = std::min(hop.gbs, in_.inter.bandwidthGBs / 2);
-    const double c = piece(n / 2);
-    const double oneWay = d * hop.latUs + (d - 1) * Us(c, hop.gbs) + Us(n, hop.gbs);
+    const double share = n / shape.ntrees;                          // what each tree carries
+    const double busiest = std::max(1, shape.maxChildren) * share;  // what its busiest rank takes in (or sends out)
+    const double oneWay = d * hop.latUs + (d - 1) * Us(piece(share), hop.gbs) + Us(busiest, hop.gbs);
     switch (kind) {
-      case CollKind::AllReduce: return 2 * oneWay + reduce(n);
-      case CollKind::Reduce: return oneWay + reduce(n);
+      case CollKind::AllReduce:
+        return 2 * oneWay + reduce(busiest);
+      case CollKind::Reduce:
+        return oneWay + reduce(busiest);
       default: return oneWay;
     }
   }

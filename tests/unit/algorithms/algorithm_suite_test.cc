@@ -272,5 +272,51 @@ TEST(AlgorithmSuite, DoubleTreesShareNoEdge) {
   }
 }
 
+// TreeShapeOf against the tree plans themselves: where one tree carries everything, each rank of a reduce sends up
+// to one parent only, and the parents, followed to the root, give the depth and the children. On 4 ranks the tree is
+// the line root <- a <- b <- c, the chain's shape. Where a pair exists, two trees.
+TEST(AlgorithmSuite, TreeShapeIsWhatTheTreePlansBuild) {
+  for (int p : {2, 3, 4, 5, 7}) {  // 1, 2, 3, 4 and 6 ranks in the trees: no pair
+    std::vector<int> parent(p, -1);
+    for (int r = 0; r < p; ++r) {
+      CollDesc d;
+      d.kind = CollKind::Reduce;
+      d.count = 64;
+      d.root = 0;
+      PlanGeometry g = TinyGeometry(p, 1);
+      g.rank = r;
+      const Plan plan = TreeReducePlan(d, g);
+      std::set<int> sendsTo;
+      for (const PlanQueue& q : plan.queues)
+        for (const Step& s : q.steps)
+          if (s.sendPeer >= 0) sendsTo.insert(s.sendPeer);
+      ASSERT_EQ(sendsTo.size(), r == 0 ? 0u : 1u) << "p=" << p << " rank " << r;
+      if (r != 0) parent[r] = *sendsTo.begin();
+    }
+    int depth = 0, maxChildren = 0;
+    std::vector<int> children(p, 0);
+    for (int r = 1; r < p; ++r) {
+      int hops = 0;
+      for (int x = r; x != 0 && hops <= p; x = parent[x]) ++hops;
+      depth = std::max(depth, hops);
+      if (parent[r] != 0) maxChildren = std::max(maxChildren, ++children[parent[r]]);  // the root sits above
+    }
+    const TreeShape shape = TreeShapeOf(p - 1, true);
+    EXPECT_EQ(shape.ntrees, 1) << p;
+    EXPECT_EQ(shape.depth, depth) << p;
+    EXPECT_EQ(shape.maxChildren, maxChildren) << p;
+  }
+  const TreeShape line = TreeShapeOf(3, true);
+  EXPECT_EQ(line.depth, 3);
+  EXPECT_EQ(line.maxChildren, 1);
+  // The allreduce's single tree on 4 ranks, by hand from BtreeParent: 0 <- 2 <- {1, 3}.
+  const TreeShape four = TreeShapeOf(4, false);
+  EXPECT_EQ(four.ntrees, 1);
+  EXPECT_EQ(four.depth, 2);
+  EXPECT_EQ(four.maxChildren, 2);
+  for (int m : {5, 7, 8, 10, 16, 64}) EXPECT_EQ(TreeShapeOf(m, false).ntrees, 2) << m;
+  for (int m : {5, 7, 8, 10, 16, 63}) EXPECT_EQ(TreeShapeOf(m, true).ntrees, 2) << m;
+}
+
 }  // namespace
 }  // namespace strata

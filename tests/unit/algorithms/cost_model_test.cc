@@ -53,6 +53,26 @@ TEST(CostModel, RingAllReduceMatchesAlphaBetaFormula) {
   EXPECT_NEAR(EstimateUs("ring", CollKind::ReduceScatter, 4000, in), 3 * (1 + 1) + 3 * 0.5, 1e-9);
 }
 
+// The tree as the plans build it (TreeShapeOf), by hand: on 4 ranks a rooted collective's tree is the line
+// root <- a <- b <- c, so its reduce and broadcast cost the chain's; the allreduce's single tree, 0 <- 2 <- {1, 3},
+// has a rank that takes the whole vector from each of two children. 8 ranks have two trees, each half the vector.
+TEST(CostModel, TreeIsCostedInTheShapeItRuns) {
+  CostInputs in = OneHost(4);
+  in.reduceGBs = 2.0;
+  // The line: 3 hops, a fill of 2 pieces of 1000 bytes, the 4000 bytes once, and their reduction (2 us at 2000 B/us).
+  EXPECT_NEAR(EstimateUs("tree", CollKind::Reduce, 4000, in), 3 * 1 + 2 * 1 + 4 + 2, 1e-9);
+  EXPECT_DOUBLE_EQ(EstimateUs("tree", CollKind::Reduce, 4000, in), EstimateUs("chain", CollKind::Reduce, 4000, in));
+  EXPECT_NEAR(EstimateUs("tree", CollKind::Broadcast, 4000, in), 3 * 1 + 2 * 1 + 4, 1e-9);
+  // Up and down 2 hops each, a fill of 1 piece, 8000 bytes into rank 2; 8000 bytes reduced there.
+  EXPECT_NEAR(EstimateUs("tree", CollKind::AllReduce, 4000, in), 2 * (2 * 1 + 1 + 8) + 4, 1e-9);
+  // 8 ranks: two trees of 7 under the root, 4 hops deep (BtreeParent's tree over 7 is 3 deep, then the root);
+  // each carries 2000 bytes, and a rank takes in two children's 2000 each.
+  CostInputs eight = OneHost(8);
+  EXPECT_NEAR(EstimateUs("tree", CollKind::Broadcast, 4000, eight), 4 * 1 + 3 * 1 + 4, 1e-9);
+  EXPECT_LT(EstimateUs("tree", CollKind::Broadcast, 4000, eight),
+            EstimateUs("chain", CollKind::Broadcast, 4000, eight));
+}
+
 TEST(CostModel, ChainBroadcastIsPipelined) {
   CostInputs in = OneHost(4);
   // 3 hops of latency, the pipeline fill of 2 pieces of 1000 bytes, then the whole 1e6 bytes once.
