@@ -204,8 +204,10 @@ class Model {
   // Every rank copies its buffer into its window, then reads what it needs of its peers' windows. Those reads
   // cross cores as a FIFO's do, at the link's rate, not at the local copy rate (costed that way, oneshot looked
   // cheaper than rd at 2-8 KiB on 2 ranks and ran 1.16-1.30x slower).
+  // A rank's window holds what it publishes: its input (an allgather's is 1/p of the vector, the others' all of it).
   double oneshotCost(CollKind kind, double n) const {
-    if (multiHost() || !in_.peerMapped || n > static_cast<double>(in_.windowBytes)) return kNotApplicable;
+    const double published = kind == CollKind::AllGather ? n / p_ : n;
+    if (multiHost() || !in_.peerMapped || published > static_cast<double>(in_.windowBytes)) return kNotApplicable;
     const double lat = 2 * in_.intra.latencyUs;
     const double gbs = in_.intra.bandwidthGBs;
     switch (kind) {
@@ -360,7 +362,10 @@ double EstimateUs(const std::string& algorithm, CollKind kind, uint64_t bytes, c
       const double t = name == "rd" ? m.rdCost(kind, bytes) : m.rhdCost(kind, bytes);
       const double latency = name == "rd" ? m.rdCost(kind, 0) : m.rhdCost(kind, 0);
       double scale = RecursiveScaleAt(in, bytes);
-      if (name == "rd" && in.nranks >= 3) scale *= in.rdScaleFactor;
+      // rd's own factor is its allreduce's, whose exchanges carry the whole vector; its reduce-scatter and allgather
+      // halve and double as rhd's do (on 4 ranks the factor 0.74 gave rd the reduce-scatter at 4 MiB, where it ran
+      // 1.29-1.35x slower than the ring; docs/PERFORMANCE.md, "Seventeenth session").
+      if (name == "rd" && in.nranks >= 3 && kind == CollKind::AllReduce) scale *= in.rdScaleFactor;
       return t >= 0 && scale != 1.0 ? latency + scale * (t - latency) : t;
     }
     if (name == "oneshot") return m.oneshotCost(kind, bytes);

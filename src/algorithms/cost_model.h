@@ -54,8 +54,9 @@ struct CostInputs {
   // 1.32x rd's time at 64-256 KiB while at 1 MiB rd was the slower (docs/PERFORMANCE.md, "Algorithm selection").
   uint64_t recursiveScaleSmallBytes = 0;
   double recursiveScaleSmall = 1.0;
-  // From three ranks on, the scales above are rhd's; rd's are they times this factor, its own 1 MiB scale over
-  // rhd's where the calibration timed both (one host), else 1.
+  // From three ranks on, the scales above are rhd's; rd's allreduce's are they times this factor, its own 1 MiB scale
+  // over rhd's where the calibration timed both (one host), else 1 (rd's reduce-scatter and allgather halve and
+  // double as rhd's do: rhd's scale).
   double rdScaleFactor = 1.0;
   // Small allreduce times (one float per rank) the calibration measured, by algorithm name (absent: not
   // measured). Each stands for its algorithm's latency term in the allreduce model (rhd's, when absent, is

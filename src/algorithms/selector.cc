@@ -123,7 +123,7 @@ std::vector<AlgoId> AlgoSelector::candidates(CollKind kind, uint64_t bytes) cons
     if (!a.implemented || a.id == pick) continue;
     const double t = estimateUs(a.id, kind, at);
     if (t < 0) continue;
-    if (timedWherever(a.id, at)) {
+    if (timedWherever(a.id, kind, at)) {
       always.push_back(a.id);
       continue;
     }
@@ -185,17 +185,21 @@ uint64_t AlgoSelector::measureMinBytes() const {
   return in_.nhosts > 1 && !in_.interLinkBound ? kNetworkMeasureMinBytes : kMeasureMinBytes;
 }
 
-bool AlgoSelector::timedWherever(AlgoId id, uint64_t bytes) const {
+bool AlgoSelector::timedWherever(AlgoId id, CollKind kind, uint64_t bytes) const {
   // Above kWindowAlgoSelectMaxBytes the model's estimates do not rank the window algorithms (see ModelRanks: too low on
   // 2 ranks; on 4 ranks of the development VM oneshot's came out at 2.3-3.0x rhd's at 512 KiB, where the two ran
   // within 1.2x of each other), so they are timed wherever they fit, up to the largest class twoshot fits. Above it
   // only oneshot is left, reading every peer's whole buffer: at 1 MiB it ran 1.04-2.06x the best forced algorithm in
   // every table on 2 and 4 ranks, and timing it took the budget from the model's close rivals (4 ranks: rd the
   // model's choice, the budget leaves room for two of rd, rhd and oneshot, and rd ran 1.14x and 1.21x slower than rhd
-  // in two jobs of three; docs/PERFORMANCE.md, "Tenth session").
+  // in two jobs of three; docs/PERFORMANCE.md, "Tenth session"). Allgather and reduce-scatter run twoshot as oneshot,
+  // so for them oneshot alone is timed, wherever it fits: an allgather's window holds one rank's input, and on 4 ranks
+  // the two ran 1.16-1.35x faster than the rd the model kept at 1-4 MiB, where they were not timed
+  // (docs/PERFORMANCE.md, "Seventeenth session"); timing both left the 4 MiB class over the budget.
+  if (id == AlgoId::TwoShot && kind != CollKind::AllReduce) return false;
   if (IsWindowAlgo(id)) {
     const uint64_t at = ClassBytes(bytes);
-    return at > kWindowAlgoSelectMaxBytes && estimateUs(AlgoId::TwoShot, CollKind::AllReduce, at) >= 0;
+    return at > kWindowAlgoSelectMaxBytes && estimateUs(AlgoId::TwoShot, kind, at) >= 0;
   }
   // Nor does it rank hier_leader across hosts: over 2 hosts x 2 ranks at 10 Gbit/s it ran 1.45-1.62x faster than the
   // hier or ring the selector kept at 256 KiB - 1 MiB, where it was often not among the timed candidates
@@ -205,13 +209,17 @@ bool AlgoSelector::timedWherever(AlgoId id, uint64_t bytes) const {
 
 double AlgoSelector::timedScale(AlgoId id, CollKind kind, const std::vector<AlgoId>& candidates,
                                 const std::vector<double>& us) const {
-  if (kind != CollKind::AllReduce) return 1.0;
   auto timedBeside = [&](auto matches) {
     for (size_t i = 0; i < candidates.size() && i < us.size(); ++i)
       if (matches(candidates[i]) && us[i] > 0) return true;
     return false;
   };
-  if (oneHostOfThreeOrMore() && !IsWindowAlgo(id) && timedBeside(IsWindowAlgo)) return kWarmTimingScale;
+  // Every collective the window algorithms serve: the timing's warm buffers favour the FIFO algorithms alike
+  // (reduce-scatter on 4 ranks at 512 KiB: the ring timed at 0.73-0.89x oneshot's time, then 1.39x slower back to
+  // back through the perf tools' moving buffers; docs/PERFORMANCE.md, "Seventeenth session").
+  if (oneHostOfThreeOrMore() && AlgoServes(AlgoId::OneShot, kind) && !IsWindowAlgo(id) && timedBeside(IsWindowAlgo))
+    return kWarmTimingScale;
+  if (kind != CollKind::AllReduce) return 1.0;
   if (id == AlgoId::Hier && in_.nhosts > 1 && in_.ranksPerHost == 2 &&
       timedBeside([](AlgoId other) { return other == AlgoId::HierLeader; }))
     return kHierBesideLeaderScale;

@@ -42,19 +42,20 @@ class AlgoSelector {
   // The algorithms worth timing for the size class of `bytes`: the model's choice first, then every other
   // implemented algorithm whose estimate at the class's power of two is within kMeasureMargin of it (and may be timed
   // as a rival, timedAsRival), cheapest first, at most kMeasureMaxCandidates in all, and above
-  // kWindowAlgoSelectMaxBytes oneshot and twoshot where they fit up to the largest class twoshot fits (the model cannot
-  // rank them there; never otherwise), and across hosts hier_leader (timedWherever). Only the model's choice below
-  // measureMinBytes(), for the empty buffer (nothing moves) and for broadcast and reduce; but across hosts a small
-  // allreduce whose model's choice is not rd has rd beside it (smallOverridesRd). (Whether the candidates' timing fits
-  // kMeasureBudgetUs is the caller's to decide.)
+  // kWindowAlgoSelectMaxBytes oneshot and twoshot where they fit up to the largest class twoshot fits for the
+  // collective (the model cannot rank them there; never otherwise), and across hosts hier_leader (timedWherever). Only
+  // the model's choice below measureMinBytes(), for the empty buffer (nothing moves) and for broadcast and reduce; but
+  // across hosts a small allreduce whose model's choice is not rd has rd beside it (smallOverridesRd). (Whether the
+  // candidates' timing fits kMeasureBudgetUs is the caller's to decide.)
   std::vector<AlgoId> candidates(CollKind kind, uint64_t bytes) const;
   // Whether a class of `bytes` at or below kSmallAllReduceBytes, across hosts, whose model's choice `pick` is not rd,
   // is timed against rd: there the model's choice overrode rd by its estimates of the bytes that cross hosts.
   bool smallOverridesRd(CollKind kind, uint64_t bytes, AlgoId pick) const;
-  // Whether `id` is timed in the size class of `bytes` whatever the model estimates (where it fits, and the class is
-  // timed at all): the window algorithms above kWindowAlgoSelectMaxBytes up to the largest class twoshot fits,
-  // hier_leader across hosts. The caller keeps them when the budget drops the model's other alternatives.
-  bool timedWherever(AlgoId id, uint64_t bytes) const;
+  // Whether `id` is timed for `kind` in the size class of `bytes` whatever the model estimates (where it fits, and the
+  // class is timed at all): the window algorithms above kWindowAlgoSelectMaxBytes up to the largest class twoshot fits
+  // for `kind` (allgather and reduce-scatter run twoshot as oneshot: oneshot alone for them), hier_leader across hosts.
+  // The caller keeps them when the budget drops the model's other alternatives.
+  bool timedWherever(AlgoId id, CollKind kind, uint64_t bytes) const;
   // The algorithm a small allreduce (up to kSmallAllReduceBytes) keeps unless another's estimate beats it by
   // kSmallAllReduceMargin: oneshot on one host of three ranks or more where it fits, else rd.
   AlgoId smallAllReduceAlgo(uint64_t bytes) const;
@@ -68,11 +69,11 @@ class AlgoSelector {
   // with one rank per host too, and counting each of rd's exchanges between hosts (log2 of the hosts).
   double timedFloorUs(AlgoId id, CollKind kind, uint64_t bytes) const;
   // The factor settle counts the timing of `id`, one of `candidates` timed as `us` (`us[i]` for `candidates[i]`, <= 0
-  // for one not timed), by: kWarmTimingScale for an allreduce other than oneshot and twoshot on one host of three
-  // ranks or more where one of those two was timed beside it (the timing reuses one warm pair of buffers, on
-  // which the algorithms that pass every call through the FIFO slots keep up with those that read their peers'
-  // windows; calls whose buffers move fall behind them there); kHierBesideLeaderScale for hier's allreduce across
-  // hosts of two ranks each where hier_leader was timed beside it; else 1.
+  // for one not timed), by: kWarmTimingScale for an allreduce, allgather or reduce-scatter other than oneshot and
+  // twoshot on one host of three ranks or more where one of those two was timed beside it (the timing reuses one
+  // warm pair of buffers, on which the algorithms that pass every call through the FIFO slots keep up with those
+  // that read their peers' windows; calls whose buffers move fall behind them there); kHierBesideLeaderScale for hier's
+  // allreduce across hosts of two ranks each where hier_leader was timed beside it; else 1.
   double timedScale(AlgoId id, CollKind kind, const std::vector<AlgoId>& candidates,
                     const std::vector<double>& us) const;
   // Whether `id` may be timed as a close rival of the model's choice, estimated at `pickUs` for the class of `bytes`:

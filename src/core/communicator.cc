@@ -469,7 +469,7 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
     built.push_back(std::move(plan));
     fits.push_back(id);
     usPerRun.push_back(IsWindowAlgo(id) ? pickUs : std::max(selector_.estimateUs(id, kind, at), pickUs));
-    droppable.push_back(fits.size() > 1 && !selector_.timedWherever(id, at));
+    droppable.push_back(fits.size() > 1 && !selector_.timedWherever(id, kind, at));
   }
   std::vector<size_t> keep;
   // Light timing only between hosts (see TimingWithin).

@@ -245,7 +245,7 @@ TEST(CostModel, RecursiveScaleMeasuredInCacheHoldsBelowItsSize) {
   EXPECT_NEAR(EstimateUs("rd", CollKind::AllReduce, 128 << 10, in), 1 + 131.072 * 1.5 * 0.8, 1e-9);
 }
 
-// From three ranks on, rd's scale is rhd's times its own factor; rhd and the ring are left alone.
+// From three ranks on, rd's allreduce scale is rhd's times its own factor; rhd and the ring are left alone.
 TEST(CostModel, RdScaleFactorStretchesOnlyRd) {
   CostInputs in = OneHost(4);
   in.reduceGBs = 2.0;
@@ -258,6 +258,12 @@ TEST(CostModel, RdScaleFactorStretchesOnlyRd) {
   EXPECT_DOUBLE_EQ(EstimateUs("rhd", CollKind::AllReduce, 256 << 10, in), rhd);
   // By hand: 4 ranks, two exchanges of 256 KiB at 1 GB/s and two reductions at 2 GB/s, scaled 0.8 x 0.5.
   EXPECT_NEAR(EstimateUs("rd", CollKind::AllReduce, 256 << 10, in), 2 + 0.4 * (2 * 262.144 + 2 * 131.072), 1e-9);
+  // rd's reduce-scatter and allgather halve and double as rhd's do: the factor, its allreduce's, leaves them alone.
+  for (CollKind kind : {CollKind::ReduceScatter, CollKind::AllGather}) {
+    CostInputs plain = in;
+    plain.rdScaleFactor = 1.0;
+    EXPECT_DOUBLE_EQ(EstimateUs("rd", kind, 4 << 20, in), EstimateUs("rd", kind, 4 << 20, plain)) << CollKindName(kind);
+  }
   // On two ranks the calibration measures rd itself: the factor does not apply.
   CostInputs two = OneHost(2);
   const double rd2 = EstimateUs("rd", CollKind::AllReduce, 256 << 10, two);
