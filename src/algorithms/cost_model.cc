@@ -129,9 +129,9 @@ class Model {
   // half of the data, pipelined in pieces. Where no pair of trees exists one tree carries it all, and the tree's
   // depth and its busiest rank's children are the plans' own (TreeShapeOf): a rooted collective on 4 ranks is a line
   // of 4, the chain's shape, and an allreduce on 4 ranks has a rank that takes the whole vector from each of two
-  // children. (Costed as depth log2 p with half the vector per tree, the line came out 1.5x under the chain, and the
-  // selector ran the tree for every reduce on 4 ranks, where the chain ran 1.14-1.67x faster back to back from
-  // 8 KiB to 1 MiB; docs/PERFORMANCE.md, "Seventeenth session".)
+  // children. (Costed as depth log2 p with half the vector per tree, the line came out well under the chain, 61 us
+  // against 106 at 64 KiB, and the selector ran the tree for every reduce on 4 ranks, where the chain ran 1.14-1.63x
+  // faster back to back from 8 KiB to 1 MiB; docs/PERFORMANCE.md, "Seventeenth session".)
   double treeCost(CollKind kind, double n) const {
     if (kind != CollKind::AllReduce && kind != CollKind::Broadcast && kind != CollKind::Reduce) return kNotApplicable;
     if (p_ == 1) return copy(n);
