@@ -10,11 +10,7 @@ class SendRecvBench final : public CollectiveBench {
  public:
   const char* name() const override { return "SendRecv"; }
   bool hasInPlace() const override { return false; }
-  BufferShape shape(size_t elements, int /*nranks*/) const override {
-    BufferShape s;
-    s.count = s.sendCount = s.recvCount = elements;
-    return s;
-  }
+  BufferShape shape(size_t elements, int /*nranks*/) const override { return SameCountShape(elements); }
   double busBwFactor(int /*n*/) const override { return 1.0; }
   void run(const CallArgs& a) const override {
     const int next = (a.rank + 1) % a.nranks;

@@ -19,6 +19,13 @@ struct BufferShape {
   size_t recvInPlaceOffset = 0;  // in-place: recv = base + rank * recvInPlaceOffset
 };
 
+// A call whose count, send and receive buffers are all `elements` (allreduce, broadcast, reduce, send/recv).
+inline BufferShape SameCountShape(size_t elements) {
+  BufferShape s;
+  s.count = s.sendCount = s.recvCount = elements;
+  return s;
+}
+
 struct CallArgs {
   const void* send;
   void* recv;

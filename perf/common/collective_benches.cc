@@ -13,9 +13,7 @@ class AllReduceBench final : public CollectiveBench {
   const char* name() const override { return "AllReduce"; }
   bool reduces() const override { return true; }
   BufferShape shape(size_t elements, int /*nranks*/) const override {
-    BufferShape s;
-    s.count = s.sendCount = s.recvCount = elements;
-    return s;  // in-place: recvbuff == sendbuff
+    return SameCountShape(elements);  // in-place: recvbuff == sendbuff
   }
   // A ring moves 2(n-1)/n of the buffer over each link.
   double busBwFactor(int n) const override { return 2.0 * (n - 1) / n; }
@@ -86,11 +84,7 @@ class BroadcastBench final : public CollectiveBench {
  public:
   const char* name() const override { return "Broadcast"; }
   bool rooted() const override { return true; }
-  BufferShape shape(size_t elements, int /*nranks*/) const override {
-    BufferShape s;
-    s.count = s.sendCount = s.recvCount = elements;
-    return s;
-  }
+  BufferShape shape(size_t elements, int /*nranks*/) const override { return SameCountShape(elements); }
   double busBwFactor(int /*n*/) const override { return 1.0; }
   bool hasInput(int rank, int root) const override { return rank == root; }
   void run(const CallArgs& a) const override {
@@ -104,11 +98,7 @@ class ReduceBench final : public CollectiveBench {
   const char* name() const override { return "Reduce"; }
   bool reduces() const override { return true; }
   bool rooted() const override { return true; }
-  BufferShape shape(size_t elements, int /*nranks*/) const override {
-    BufferShape s;
-    s.count = s.sendCount = s.recvCount = elements;
-    return s;
-  }
+  BufferShape shape(size_t elements, int /*nranks*/) const override { return SameCountShape(elements); }
   double busBwFactor(int /*n*/) const override { return 1.0; }
   void run(const CallArgs& a) const override {
     PERF_STRATA_CHECK(a.comm, strataReduce(a.send, a.recv, a.count, a.type, a.op, a.root, a.comm, nullptr));

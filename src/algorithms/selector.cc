@@ -143,8 +143,12 @@ bool AlgoSelector::smallOverridesRd(CollKind kind, uint64_t bytes, AlgoId pick) 
   // Across hosts the model's byte terms can beat the small-size margin where the link does not charge them: over 2
   // hosts x 2 ranks with tbf at 1 Gbit/s the model put hier_leader 1.26x under rd at 4 KiB (rd's 8 KiB per call
   // across at 0.11 GB/s), and rd ran 1.14-1.27x faster in three jobs of three (docs/PERFORMANCE.md, "Tenth
-  // session"): a bucket that refills during each call lets those bytes through.
-  return kind == CollKind::AllReduce && in_.nhosts > 1 && bytes <= kSmallAllReduceBytes && pick != AlgoId::Rd &&
+  // session"): a bucket that refills during each call lets those bytes through. The allgather and the reduce-scatter
+  // too, which the calibration's small allreduce times do not price: over 2 hosts x 2 ranks at 10 Gbit/s the model
+  // tied hier's two phases with rd's two exchanges on hop latencies and took hier from 16 B to 4 KiB, where rd or rhd
+  // ran 1.10-1.28x faster (docs/PERFORMANCE.md, "Seventeenth session").
+  const bool exchanges = kind == CollKind::AllReduce || kind == CollKind::AllGather || kind == CollKind::ReduceScatter;
+  return exchanges && in_.nhosts > 1 && bytes <= kSmallAllReduceBytes && pick != AlgoId::Rd &&
          estimateUs(AlgoId::Rd, kind, bytes) >= 0;
 }
 

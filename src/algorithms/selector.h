@@ -49,7 +49,8 @@ class AlgoSelector {
   // candidates' timing fits kMeasureBudgetUs is the caller's to decide.)
   std::vector<AlgoId> candidates(CollKind kind, uint64_t bytes) const;
   // Whether a class of `bytes` at or below kSmallAllReduceBytes, across hosts, whose model's choice `pick` is not rd,
-  // is timed against rd: there the model's choice overrode rd by its estimates of the bytes that cross hosts.
+  // is timed against rd (allreduce, allgather, reduce-scatter): there the model's choice overrode rd by its estimates
+  // of the bytes that cross hosts, or (allgather, reduce-scatter) by hop latencies that no small call measured.
   bool smallOverridesRd(CollKind kind, uint64_t bytes, AlgoId pick) const;
   // Whether `id` is timed for `kind` in the size class of `bytes` whatever the model estimates (where it fits, and the
   // class is timed at all): the window algorithms above kWindowAlgoSelectMaxBytes up to the largest class twoshot fits

@@ -164,8 +164,11 @@ std::vector<AlgoId> CloseByBruteForce(CollKind kind, uint64_t bytes, const CostI
   if (pickUs < 0 || kind == CollKind::Broadcast || kind == CollKind::Reduce) return out;
   const uint64_t timedFrom = OneHostOfThreeOrMore(in) ? 4096u : in.nhosts > 1 && !in.interLinkBound ? 8192u : 16384u;
   if (bytes < timedFrom) {
-    // Across hosts a small allreduce the model gives to another algorithm is timed against rd.
-    if (kind == CollKind::AllReduce && in.nhosts > 1 && bytes <= 4096 && pick != AlgoId::Rd) out.push_back(AlgoId::Rd);
+    // Across hosts a small allreduce, allgather or reduce-scatter the model gives to another algorithm is timed against
+    // rd.
+    const bool exchanges =
+        kind == CollKind::AllReduce || kind == CollKind::AllGather || kind == CollKind::ReduceScatter;
+    if (exchanges && in.nhosts > 1 && bytes <= 4096 && pick != AlgoId::Rd) out.push_back(AlgoId::Rd);
     return out;
   }
   std::vector<std::pair<double, int>> rest;
@@ -480,7 +483,12 @@ TEST(Selector, AcrossHostsASmallAllreduceTakenFromRdIsTimedAgainstIt) {
   EXPECT_EQ(across.candidates(CollKind::AllReduce, 8), std::vector<AlgoId>{AlgoId::Rd});
   ASSERT_NE(across.choose(CollKind::AllReduce, 8192), AlgoId::Rd);  // above the small sizes: the model's
   EXPECT_EQ(across.candidates(CollKind::AllReduce, 8192).size(), 1u);
-  EXPECT_FALSE(across.smallOverridesRd(CollKind::AllGather, 4096, AlgoId::Hier));
+  // Allgather and reduce-scatter as well (over 2 x 2 at 10 Gbit/s the model's hier ran 1.10-1.28x slower than rd or
+  // rhd up to 4 KiB); the rooted collectives not.
+  EXPECT_TRUE(across.smallOverridesRd(CollKind::AllGather, 4096, AlgoId::Hier));
+  EXPECT_TRUE(across.smallOverridesRd(CollKind::ReduceScatter, 64, AlgoId::Hier));
+  EXPECT_FALSE(across.smallOverridesRd(CollKind::Broadcast, 4096, AlgoId::Hier));
+  EXPECT_FALSE(across.smallOverridesRd(CollKind::AllGather, 4096, AlgoId::Rd));
   // The settled choice is rd where it ran faster beyond the tie.
   EXPECT_EQ(across.settle(CollKind::AllReduce, 4096, {AlgoId::HierLeader, AlgoId::Rd}, {84.0, 69.5}), AlgoId::Rd);
   EXPECT_EQ(across.choose(CollKind::AllReduce, 4096), AlgoId::Rd);
