@@ -22,6 +22,15 @@ Plan PairwiseAlltoAllPlan(const CollDesc& desc, const PlanGeometry& geo);
 Plan TreeAllReducePlan(const CollDesc& desc, const PlanGeometry& geo);
 Plan TreeBroadcastPlan(const CollDesc& desc, const PlanGeometry& geo);
 Plan TreeReducePlan(const CollDesc& desc, const PlanGeometry& geo);
+// The trees those plans build on `nranks` ranks (a rooted collective's hang under its root): how many share the data
+// (2 where DisjointTreePair finds a pair), the hops from the deepest rank to the top, and the most children a rank has
+// in one tree. Few ranks make a line: a rooted collective on 4 ranks runs root <- a <- b <- c, the chain's shape.
+struct TreeShape {
+  int ntrees = 1;
+  int depth = 0;
+  int maxChildren = 0;
+};
+TreeShape TreeShapeOf(int nranks, bool rooted);
 Plan RdAllReducePlan(const CollDesc& desc, const PlanGeometry& geo);
 Plan RhdAllReducePlan(const CollDesc& desc, const PlanGeometry& geo);
 Plan RhdReduceScatterPlan(const CollDesc& desc, const PlanGeometry& geo);  // recursive halving

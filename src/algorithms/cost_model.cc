@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "algorithms/tree_emit.h"
+#include "algorithms/algorithms.h"
 
 namespace strata {
 
@@ -136,12 +136,12 @@ class Model {
     if (kind != CollKind::AllReduce && kind != CollKind::Broadcast && kind != CollKind::Reduce) return kNotApplicable;
     if (p_ == 1) return copy(n);
     const bool rooted = kind != CollKind::AllReduce;
-    const TreeShape shape = TreeShapeOf(rooted ? p_ - 1 : p_, rooted);
+    const TreeShape shape = TreeShapeOf(p_, rooted);
     const int d = shape.depth;
     Hop hop = flat();
     if (multiHost() && l_ > 1) hop.gbs = std::min(hop.gbs, in_.inter.bandwidthGBs / 2);
     const double share = n / shape.ntrees;                          // what each tree carries
-    const double busiest = std::max(1, shape.maxChildren) * share;  // what its busiest rank takes in (or sends out)
+    const double busiest = shape.maxChildren * share;               // what its busiest rank takes in (or sends out)
     const double oneWay = d * hop.latUs + (d - 1) * Us(piece(share), hop.gbs) + Us(busiest, hop.gbs);
     switch (kind) {
       case CollKind::AllReduce:

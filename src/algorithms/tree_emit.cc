@@ -72,27 +72,6 @@ bool DisjointTreePair(const std::vector<int>& members, int nranks, bool distinct
   return false;
 }
 
-TreeShape TreeShapeOf(int members, bool rooted) {
-  TreeShape shape;
-  if (members < 1) return shape;
-  // Members 0..m-1; a rooted collective's root is rank m, above the trees (as the plans hang it).
-  std::vector<int> ranks(members);
-  std::iota(ranks.begin(), ranks.end(), 0);
-  const int nranks = members + (rooted ? 1 : 0);
-  ParentTable trees[2];
-  shape.ntrees = DisjointTreePair(ranks, nranks, rooted, &trees[0], &trees[1]) ? 2 : 1;
-  for (int t = 0; t < shape.ntrees; ++t) {
-    std::vector<int> children(nranks, 0);
-    for (int r = 0; r < members; ++r) {
-      int hops = rooted ? 1 : 0;
-      for (int up = trees[t][r]; up >= 0; up = trees[t][up]) ++hops;
-      shape.depth = std::max(shape.depth, hops);
-      if (trees[t][r] >= 0) shape.maxChildren = std::max(shape.maxChildren, ++children[trees[t][r]]);
-    }
-  }
-  return shape;
-}
-
 void EmitTreeUpChunk(PlanQueue& q, const TreeNode& node, BufRef src, BufRef tmp, BufRef dst, uint64_t count,
                      bool divide) {
   const size_t nc = node.children.size();

@@ -29,17 +29,6 @@ int BtreeParent(int m, int v);
 bool DisjointTreePair(const std::vector<int>& members, int nranks, bool distinctRoots, ParentTable* first,
                       ParentTable* second);
 
-// What the tree plans make of `members` ranks (the allreduce's trees span every rank; a rooted collective's span the
-// ranks but the root, which sits above them): how many trees share the data (2 where DisjointTreePair finds a pair),
-// the hops from the deepest rank to the top (the root above the trees counted), and the most children a rank has in
-// one tree. Few ranks make a line: a rooted collective on 4 ranks runs one tree of the other 3, root <- a <- b <- c.
-struct TreeShape {
-  int ntrees = 1;
-  int depth = 0;
-  int maxChildren = 0;
-};
-TreeShape TreeShapeOf(int members, bool rooted);
-
 // Reduction of one chunk up the tree: leaves send `src`; inner ranks add their children's chunks
 // (partials in `tmp`) and send the sum on; the root writes the total to `dst`, divided when `divide`.
 void EmitTreeUpChunk(PlanQueue& q, const TreeNode& node, BufRef src, BufRef tmp, BufRef dst, uint64_t count,

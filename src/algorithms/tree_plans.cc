@@ -64,6 +64,24 @@ void ForEachPart(uint64_t count, int t, int ntrees, int nchannels, Fn fn) {
 
 }  // namespace
 
+TreeShape TreeShapeOf(int nranks, bool rooted) {
+  TreeShape shape;
+  if (nranks < 2) return shape;
+  const TreeSet trees = rooted ? RootedTrees(nranks, 0) : AllReduceTrees(nranks);
+  shape.ntrees = trees.ntrees;
+  for (int t = 0; t < trees.ntrees; ++t) {
+    const ParentTable& parents = trees.parents[t];
+    std::vector<int> children(nranks, 0);
+    for (int r = 0; r < nranks; ++r) {
+      int hops = 0;
+      for (int up = parents[r]; up >= 0; up = parents[up]) ++hops;
+      shape.depth = std::max(shape.depth, hops);
+      if (parents[r] >= 0) shape.maxChildren = std::max(shape.maxChildren, ++children[parents[r]]);
+    }
+  }
+  return shape;
+}
+
 Plan TreeAllReducePlan(const CollDesc& desc, const PlanGeometry& geo) {
   const int n = geo.nranks, r = geo.rank;
   if (n == 1) return SingleRankPlan(desc, geo, desc.count);

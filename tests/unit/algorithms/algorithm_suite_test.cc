@@ -299,14 +299,14 @@ TEST(AlgorithmSuite, TreeShapeIsWhatTheTreePlansBuild) {
       int hops = 0;
       for (int x = r; x != 0 && hops <= p; x = parent[x]) ++hops;
       depth = std::max(depth, hops);
-      if (parent[r] != 0) maxChildren = std::max(maxChildren, ++children[parent[r]]);  // the root sits above
+      maxChildren = std::max(maxChildren, ++children[parent[r]]);  // the root's one child counted too
     }
-    const TreeShape shape = TreeShapeOf(p - 1, true);
+    const TreeShape shape = TreeShapeOf(p, true);
     EXPECT_EQ(shape.ntrees, 1) << p;
     EXPECT_EQ(shape.depth, depth) << p;
     EXPECT_EQ(shape.maxChildren, maxChildren) << p;
   }
-  const TreeShape line = TreeShapeOf(3, true);
+  const TreeShape line = TreeShapeOf(4, true);
   EXPECT_EQ(line.depth, 3);
   EXPECT_EQ(line.maxChildren, 1);
   // The allreduce's single tree on 4 ranks, by hand from BtreeParent: 0 <- 2 <- {1, 3}.
@@ -315,7 +315,7 @@ TEST(AlgorithmSuite, TreeShapeIsWhatTheTreePlansBuild) {
   EXPECT_EQ(four.depth, 2);
   EXPECT_EQ(four.maxChildren, 2);
   for (int m : {5, 7, 8, 10, 16, 64}) EXPECT_EQ(TreeShapeOf(m, false).ntrees, 2) << m;
-  for (int m : {5, 7, 8, 10, 16, 63}) EXPECT_EQ(TreeShapeOf(m, true).ntrees, 2) << m;
+  for (int p : {6, 8, 9, 11, 17, 64}) EXPECT_EQ(TreeShapeOf(p, true).ntrees, 2) << p;  // 5, 7, 8, ... under the root
 }
 
 }  // namespace
