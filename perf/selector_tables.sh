@@ -8,11 +8,13 @@
 #   local2, local4              selector vs every forced algorithm, 8 B - 256 MiB, 2 / 4 ranks, one host
 #   NET-RATE-small, NET-RATE-large  the same over namespaces, NET = 2x2 (2 hosts x 2 ranks) or 4x1,
 #                               RATE = 1gbit or 10gbit; small = 8 B - 1 MiB, large = 4 - 256 MiB (x4)
-#   job-local2, job-local4, job-NET-RATE-small (job-localN: any N ranks on one host)
+#   job-local2, job-local4, job-NET-RATE-small, job-NET-RATE-large (job-localN: any N ranks on one host)
 #                               the same comparisons made within one job by selector_perf (every algorithm on a
 #                               communicator of its own, block by block), REPS jobs, a table each; with
 #                               COLLECTIVE=allgather, reducescatter, broadcast or reduce (default allreduce)
-#                               that collective, every algorithm serving it forced, tables NAME-COLLECTIVE_R.md
+#                               that collective, every algorithm serving it forced, tables NAME-COLLECTIVE_R.md;
+#                               -small 8 B - 1 MiB, -large 4 - 256 MiB (x4; 2 timed calls a size at 1 Gbit/s,
+#                               3 at 10, no second look)
 #   hier-2x2, hier-2x4          64 MiB allreduce at 1 Gbit, -A hier against -A ring, 3 interleaved runs
 #   latency                     8 B - 4 KiB at 4 and 8 ranks, selector against forced ring
 #   mpi                         2 ranks, 1 - 256 MiB, strata (selector) beside Open MPI's MPI_Allreduce, both
@@ -58,7 +60,7 @@ for part in "$@"; do
       fi
       bash "$netns" down
       ;;
-    job-local[0-9]* | job-[0-9]x[0-9]-*bit-small)
+    job-local[0-9]* | job-[0-9]x[0-9]-*bit-small | job-[0-9]x[0-9]-*bit-large)
       spec=${part#job-}
       coll=${COLLECTIVE:-allreduce}
       name=$part
@@ -67,7 +69,7 @@ for part in "$@"; do
         launch=("$bin/stratarun" -n "${spec#local}")
         algos=$one_host
       else
-        IFS=- read -r net rate _ <<< "$spec"
+        IFS=- read -r net rate span <<< "$spec"
         hosts=${net%x*} per=${net#*x}
         algos=$multi_host
         [[ $per == 1 ]] && algos=ring,tree,rd,rhd,direct
@@ -78,7 +80,13 @@ for part in "$@"; do
       # The allreduce's algorithms as listed (selector_perf finds each one's fallback itself); another collective:
       # every algorithm that serves it, selector_perf's default.
       [[ $coll == allreduce ]] && flags+=(-A "$(sed 's/@[0-9]*[KM]//g' <<< "$algos")")
-      [[ $spec == local* ]] || flags+=(-e 1M)
+      if [[ $spec == *-small ]]; then
+        flags+=(-e 1M)
+      elif [[ $spec == *-large ]]; then  # 256 MiB takes seconds a call at 1 Gbit/s: one call a block
+        rounds=3
+        [[ $rate == 1gbit ]] && rounds=2
+        flags+=(-b 4M -e 256M -f 4 -n "$rounds" -x 0 -w 1 -k 1)
+      fi
       for ((r = 1; r <= ${REPS:-3}; r++)); do
         echo "== $name job $r $(date +%T)"
         $quiet "${launch[@]}" "$bin/selector_perf" "${flags[@]}" > "$out/${name}_$r.md"
