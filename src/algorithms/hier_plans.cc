@@ -4,9 +4,9 @@
 // broadcast and reduce), which the plan's `algorithm` names.
 //
 // Each channel runs the whole composition on its own part of the data, phases one after the other
-// in one queue, so a phase reads only what the same queue wrote before; a large allreduce runs in
-// pieces on two queues instead, with explicit waits between them (HierAllReducePlan). Each phase is deadlock-free
-// on its own (rings with bounded pieces, trees), and a phase waits only on ranks that have finished
+// in one queue, so a phase reads only what the same queue wrote before; a large allreduce, reduce-scatter or
+// allgather runs in pieces on two queues instead, with explicit waits between them (HierPieces). Each phase is
+// deadlock-free on its own (rings with bounded pieces, trees), and a phase waits only on ranks that have finished
 // the phases before it.
 #include <algorithm>
 #include <numeric>
@@ -107,14 +107,57 @@ ParentTable HierTree(const HostLayout& hl, int nranks, int root) {
 
 }  // namespace
 
-// A large allreduce runs in pieces, each channel on two queues: one over the host's connections (reduce-scatter
-// of every piece, then allgather of every piece), one over the connections between hosts (allreduce of every
-// piece). A piece's exchange between hosts waits for its reduction within the host, its allgather for that
-// exchange, so the host's memory work on one piece hides behind the network's on another.
+// A large allreduce, reduce-scatter or allgather runs in pieces, each channel on two queues: one over the host's
+// connections (the phases within the host, piece by piece), one over the connections between hosts (the exchange of
+// every piece). A piece's exchange between hosts waits for its reduction within the host, its allgather within the
+// host for that exchange, so the host's memory work on one piece hides behind the network's on another. (Run phase
+// after phase in one queue, the reduce-scatter over 2 hosts x 2 ranks at 10 Gbit/s took 1.17-1.23x the flat ring's
+// time from 16 MiB up, where the allreduce's pieces ran 1.36-1.48x faster than the ring; docs/PERFORMANCE.md,
+// "Eighteenth session".)
 // A piece is at least this many FIFOs' worth (4 MiB with the default 8 x 128 KiB), so that its rings'
 // start and end cost little beside it.
 constexpr uint64_t kHierPieceFifos = 4;
 constexpr int kHierMaxPieces = 8;
+
+namespace {
+
+// The queues one channel's pieces run on: `local` within the host, `cross` between hosts (the same queue for a
+// single piece, whose phases then simply follow each other).
+struct PieceQueues {
+  int pieces = 1;
+  int lq = 0, xq = 0;
+  // Emits one phase of a piece on queue `q` of `plan` (emit(queue)), its first step waiting for queue `after` to
+  // reach `afterSteps` when the two are different queues; returns the steps queue `q` holds after it.
+  template <typename Fn>
+  uint32_t phase(Plan& plan, int q, int after, uint32_t afterSteps, Fn emit) const {
+    PlanQueue& queue = plan.queues[q];
+    const size_t first = queue.steps.size();
+    emit(queue);
+    if (after != q && queue.steps.size() > first) {
+      queue.steps[first].waitQueue = after;
+      queue.steps[first].waitSteps = afterSteps;
+    }
+    return static_cast<uint32_t>(queue.steps.size());
+  }
+};
+
+// Adds channel `c`'s queues for `bytes` of the whole vector: one piece per kHierPieceFifos FIFOs' worth, at most
+// kHierMaxPieces.
+PieceQueues HierPieces(Plan& plan, const PlanGeometry& geo, int c, uint64_t bytes) {
+  PieceQueues pq;
+  const uint64_t pieceBytes = kHierPieceFifos * geo.nslots * geo.slotBytes;
+  pq.pieces = static_cast<int>(std::clamp<uint64_t>(bytes / pieceBytes, 1, kHierMaxPieces));
+  pq.lq = static_cast<int>(plan.queues.size());
+  plan.addQueue(c);
+  pq.xq = pq.lq;
+  if (pq.pieces > 1) {
+    pq.xq = static_cast<int>(plan.queues.size());
+    plan.addQueue(c);
+  }
+  return pq;
+}
+
+}  // namespace
 
 Plan HierAllReducePlan(const CollDesc& desc, const PlanGeometry& geo) {
   HostLayout hl;
@@ -126,21 +169,8 @@ Plan HierAllReducePlan(const CollDesc& desc, const PlanGeometry& geo) {
   for (int c = 0; c < geo.nchannels; ++c) {
     uint64_t o, len;
     Part(desc.count, c, geo.nchannels, &o, &len);
-    const uint64_t pieceBytes = kHierPieceFifos * geo.nslots * geo.slotBytes;
-    const int pieces = static_cast<int>(std::clamp<uint64_t>(len * esize / pieceBytes, 1, kHierMaxPieces));
-    const int lq = static_cast<int>(plan.queues.size());
-    plan.addQueue(c);
-    const int xq = pieces > 1 ? static_cast<int>(plan.queues.size()) : lq;
-    if (pieces > 1) plan.addQueue(c);
-    PlanQueue &local = plan.queues[lq], &cross = plan.queues[xq];
-    // Emits one phase of one piece on `q`, its first step waiting for `waitQueue` to reach `waitSteps`;
-    // returns the steps `q` holds after it.
-    auto phase = [](PlanQueue& q, int waitQueue, uint32_t waitSteps, auto emit) {
-      const size_t first = q.steps.size();
-      emit(q);
-      if (waitQueue >= 0 && q.steps.size() > first) q.steps[first].waitQueue = waitQueue, q.steps[first].waitSteps = waitSteps;
-      return static_cast<uint32_t>(q.steps.size());
-    };
+    const PieceQueues pq = HierPieces(plan, geo, c, len * esize);
+    const int pieces = pq.pieces;
     std::vector<RingLayout> layouts(pieces);
     std::vector<uint32_t> reduced(pieces), exchanged(pieces);
     // Within the host: each local index ends with the host's sum of its block of the piece.
@@ -148,7 +178,7 @@ Plan HierAllReducePlan(const CollDesc& desc, const PlanGeometry& geo) {
       uint64_t po, pl;
       Part(len, p, pieces, &po, &pl);
       layouts[p] = ChannelLayout(nl, (pl + nl - 1) / nl, pl, 0, 1, o + po);
-      reduced[p] = phase(local, -1, 0, [&](PlanQueue& q) {
+      reduced[p] = pq.phase(plan, pq.lq, pq.lq, 0, [&](PlanQueue& q) {
         RingSpec rs = LocalRing(RingKind::ReduceScatter, hl, chunk);
         rs.divide = false;
         EmitRing(q, rs, layouts[p], Same, Same);
@@ -157,7 +187,7 @@ Plan HierAllReducePlan(const CollDesc& desc, const PlanGeometry& geo) {
     // Across hosts: the ranks of one local index allreduce that block.
     for (int p = 0; p < pieces; ++p) {
       const RingLayout& l = layouts[p];
-      exchanged[p] = phase(cross, xq == lq ? -1 : lq, reduced[p], [&](PlanQueue& q) {
+      exchanged[p] = pq.phase(plan, pq.xq, pq.lq, reduced[p], [&](PlanQueue& q) {
         RingSpec ar = CrossRing(RingKind::AllReduce, hl, chunk);
         ar.srcBuf = kRecvBuf;
         EmitRing(q, ar, ChannelLayout(nh, (l.len[hl.i] + nh - 1) / nh, l.len[hl.i], 0, 1, l.off[hl.i]), Same, Same);
@@ -165,7 +195,7 @@ Plan HierAllReducePlan(const CollDesc& desc, const PlanGeometry& geo) {
     }
     // Within the host again: everyone gathers every block.
     for (int p = 0; p < pieces; ++p)
-      phase(local, xq == lq ? -1 : xq, exchanged[p], [&](PlanQueue& q) {
+      pq.phase(plan, pq.lq, pq.xq, exchanged[p], [&](PlanQueue& q) {
         RingSpec ag = LocalRing(RingKind::AllGather, hl, chunk);
         ag.srcBuf = kRecvBuf;
         EmitRing(q, ag, layouts[p], Same, Same);
@@ -180,28 +210,42 @@ Plan HierReduceScatterPlan(const CollDesc& desc, const PlanGeometry& geo) {
   Plan plan = NewPlan("hier", desc, geo);
   plan.nBuffers = 3;
   plan.scratchElems = desc.count * geo.nranks;
-  const uint64_t rc = desc.count, chunk = RingChunkElems(geo, DataTypeSize(desc.dtype));
+  const size_t esize = DataTypeSize(desc.dtype);
+  const uint64_t rc = desc.count, chunk = RingChunkElems(geo, esize);
   const int nl = hl.nl(), nh = hl.nh();
   for (int c = 0; c < geo.nchannels; ++c) {
     uint64_t co, cl;
     Part(rc, c, geo.nchannels, &co, &cl);
-    PlanQueue& q = plan.addQueue(c);
-    // Within the host, once per host g: local index j ends with the host's sum of the block of
+    const PieceQueues pq = HierPieces(plan, geo, c, cl * geo.nranks * esize);
+    std::vector<uint32_t> reduced(pq.pieces);
+    // Within the host, once per host g: local index j ends with the host's sum of the piece of the block of
     // host g's rank j (in scratch, at that block's place).
-    for (int g = 0; g < nh; ++g) {
-      std::vector<uint64_t> offs;
-      for (int j = 0; j < nl; ++j) offs.push_back(hl.hosts[g][j] * rc + co);
-      RingSpec rs = LocalRing(RingKind::ReduceScatter, hl, chunk);
-      rs.dstBuf = kScratchBuf;
-      rs.divide = false;
-      EmitRing(q, rs, BlocksAt(offs, cl), Same, Same);
+    for (int p = 0; p < pq.pieces; ++p) {
+      uint64_t po, pl;
+      Part(cl, p, pq.pieces, &po, &pl);
+      reduced[p] = pq.phase(plan, pq.lq, pq.lq, 0, [&](PlanQueue& q) {
+        for (int g = 0; g < nh; ++g) {
+          std::vector<uint64_t> offs;
+          for (int j = 0; j < nl; ++j) offs.push_back(hl.hosts[g][j] * rc + co + po);
+          RingSpec rs = LocalRing(RingKind::ReduceScatter, hl, chunk);
+          rs.dstBuf = kScratchBuf;
+          rs.divide = false;
+          EmitRing(q, rs, BlocksAt(offs, pl), Same, Same);
+        }
+      });
     }
-    // Across hosts: the ranks of one local index reduce-scatter those blocks.
-    std::vector<uint64_t> offs;
-    for (int g = 0; g < nh; ++g) offs.push_back(hl.hosts[g][hl.i] * rc + co);
-    RingSpec rs = CrossRing(RingKind::ReduceScatter, hl, chunk);
-    rs.srcBuf = kScratchBuf;
-    EmitRing(q, rs, BlocksAt(offs, cl), Same, [&hl, rc](int b, uint64_t at) { return at - hl.hosts[b][hl.i] * rc; });
+    // Across hosts: the ranks of one local index reduce-scatter those pieces.
+    for (int p = 0; p < pq.pieces; ++p) {
+      uint64_t po, pl;
+      Part(cl, p, pq.pieces, &po, &pl);
+      pq.phase(plan, pq.xq, pq.lq, reduced[p], [&](PlanQueue& q) {
+        std::vector<uint64_t> offs;
+        for (int g = 0; g < nh; ++g) offs.push_back(hl.hosts[g][hl.i] * rc + co + po);
+        RingSpec rs = CrossRing(RingKind::ReduceScatter, hl, chunk);
+        rs.srcBuf = kScratchBuf;
+        EmitRing(q, rs, BlocksAt(offs, pl), Same, [&hl, rc](int b, uint64_t at) { return at - hl.hosts[b][hl.i] * rc; });
+      });
+    }
   }
   return plan;
 }
@@ -210,26 +254,40 @@ Plan HierAllGatherPlan(const CollDesc& desc, const PlanGeometry& geo) {
   HostLayout hl;
   if (!UniformHosts(geo, &hl)) return RingAllGatherPlan(desc, geo);
   Plan plan = NewPlan("hier", desc, geo);
-  const uint64_t sc = desc.count, chunk = RingChunkElems(geo, DataTypeSize(desc.dtype));
+  const size_t esize = DataTypeSize(desc.dtype);
+  const uint64_t sc = desc.count, chunk = RingChunkElems(geo, esize);
   const int nl = hl.nl(), nh = hl.nh();
   for (int c = 0; c < geo.nchannels; ++c) {
     uint64_t co, cl;
     Part(sc, c, geo.nchannels, &co, &cl);
-    PlanQueue& q = plan.addQueue(c);
-    Emit(q, StepOp::Copy, -1, -1, Ref(kSendBuf, co), Ref(kRecvBuf, geo.rank * sc + co), cl);
-    // Across hosts: the ranks of one local index gather their blocks.
-    std::vector<uint64_t> offs;
-    for (int g = 0; g < nh; ++g) offs.push_back(hl.hosts[g][hl.i] * sc + co);
-    const uint64_t mine = offs[hl.h];
-    EmitRing(q, CrossRing(RingKind::AllGather, hl, chunk), BlocksAt(offs, cl),
-             [mine, co](int, uint64_t at) { return at - mine + co; }, Same);
-    // Within the host, once per host g: the blocks of host g's ranks.
-    for (int g = 0; g < nh; ++g) {
-      std::vector<uint64_t> loc;
-      for (int j = 0; j < nl; ++j) loc.push_back(hl.hosts[g][j] * sc + co);
-      RingSpec ag = LocalRing(RingKind::AllGather, hl, chunk);
-      ag.srcBuf = kRecvBuf;
-      EmitRing(q, ag, BlocksAt(loc, cl), Same, Same);
+    const PieceQueues pq = HierPieces(plan, geo, c, cl * geo.nranks * esize);
+    Emit(plan.queues[pq.xq], StepOp::Copy, -1, -1, Ref(kSendBuf, co), Ref(kRecvBuf, geo.rank * sc + co), cl);
+    // Across hosts: the ranks of one local index gather the pieces of their blocks.
+    std::vector<uint32_t> gathered(pq.pieces);
+    for (int p = 0; p < pq.pieces; ++p) {
+      uint64_t po, pl;
+      Part(cl, p, pq.pieces, &po, &pl);
+      gathered[p] = pq.phase(plan, pq.xq, pq.xq, 0, [&](PlanQueue& q) {
+        std::vector<uint64_t> offs;
+        for (int g = 0; g < nh; ++g) offs.push_back(hl.hosts[g][hl.i] * sc + co + po);
+        const uint64_t mine = offs[hl.h];
+        EmitRing(q, CrossRing(RingKind::AllGather, hl, chunk), BlocksAt(offs, pl),
+                 [mine, co, po](int, uint64_t at) { return at - mine + co + po; }, Same);
+      });
+    }
+    // Within the host, once per host g: the pieces of the blocks of host g's ranks.
+    for (int p = 0; p < pq.pieces; ++p) {
+      uint64_t po, pl;
+      Part(cl, p, pq.pieces, &po, &pl);
+      pq.phase(plan, pq.lq, pq.xq, gathered[p], [&](PlanQueue& q) {
+        for (int g = 0; g < nh; ++g) {
+          std::vector<uint64_t> loc;
+          for (int j = 0; j < nl; ++j) loc.push_back(hl.hosts[g][j] * sc + co + po);
+          RingSpec ag = LocalRing(RingKind::AllGather, hl, chunk);
+          ag.srcBuf = kRecvBuf;
+          EmitRing(q, ag, BlocksAt(loc, pl), Same, Same);
+        }
+      });
     }
   }
   return plan;

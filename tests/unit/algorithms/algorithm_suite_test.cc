@@ -203,6 +203,39 @@ TEST(AlgorithmSuite, HierarchicalOnHostLayouts) {
   }
 }
 
+// A large hierarchical allreduce, reduce-scatter or allgather runs in pieces on two queues per channel, the exchange
+// between hosts waiting on the phase within the host (or the other way round): the plans have those queues and
+// waits, and their results are the reference's on 2 hosts x 2 and 3 hosts x 2 ranks, in and out of place, over a
+// count that is no multiple of the pieces.
+TEST(AlgorithmSuite, LargeHierarchicalCallsRunInPiecesOnTwoQueues) {
+  for (const std::vector<int>& hostOf : {std::vector<int>{0, 0, 1, 1}, std::vector<int>{0, 0, 1, 1, 2, 2}}) {
+    const int n = static_cast<int>(hostOf.size());
+    for (int channels : {1, 2}) {
+      PlanGeometry geo = TinyGeometry(n, channels);
+      geo.hostOf = hostOf;
+      const uint64_t fifo = geo.nslots * geo.slotBytes / sizeof(float);  // a piece is 4 FIFOs of the whole vector
+      for (CollKind kind : {CollKind::AllReduce, CollKind::ReduceScatter, CollKind::AllGather}) {
+        const uint64_t perRank = kind == CollKind::AllReduce ? 1 : n;   // the whole vector over the call's count
+        const uint64_t count = 4 * fifo * 5 * channels / perRank + 3;  // 5 pieces a channel, and a remainder
+        for (int r = 0; r < n; ++r) {
+          geo.rank = r;
+          const Plan plan = BuildPlanWith(AlgoId::Hier, Desc(kind, count, n), geo);
+          ASSERT_EQ(plan.algorithm, "hier");
+          size_t waits = 0;
+          for (const PlanQueue& q : plan.queues)
+            for (const Step& st : q.steps) waits += st.waitQueue >= 0;
+          EXPECT_EQ(plan.queues.size(), static_cast<size_t>(2 * channels)) << CollKindName(kind) << " rank " << r;
+          EXPECT_GE(waits, static_cast<size_t>(4 * channels)) << CollKindName(kind) << " rank " << r;
+        }
+        for (bool inPlace : {false, true}) {
+          RunCase(Desc(kind, count, n), geo, inPlace, Force(kind, AlgoId::Hier));
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
 TEST(AlgorithmSuite, HierRootedAtEveryRank) {
   PlanGeometry geo = TinyGeometry(6, 1);
   geo.hostOf = {0, 1, 2, 0, 1, 2};
