@@ -10,6 +10,7 @@
 #include "algorithms/algo_spec.h"
 #include "algorithms/algorithm_table.h"
 #include "algorithms/algorithms.h"
+#include "algorithms/plan_builder.h"
 #include "algorithms/tree_emit.h"
 #include "exec/host_reduce.h"
 #include "sim/plan_simulator.h"
@@ -229,6 +230,47 @@ TEST(AlgorithmSuite, LargeHierarchicalCallsRunInPiecesOnTwoQueues) {
         }
         for (bool inPlace : {false, true}) {
           RunCase(Desc(kind, count, n), geo, inPlace, Force(kind, AlgoId::Hier));
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+// The chain of a reduce over several hosts runs the broadcast's chain backwards, from root-1 down to the root: with
+// root 0 and a host's ranks numbered together it crosses from host to host once per boundary, where the chain from
+// root+1 up to the root wraps from the last host to the first as well. On one host it keeps that forward order. Both
+// give the reference's sums from every root.
+TEST(AlgorithmSuite, ChainReduceAcrossHostsRunsTheBroadcastsChainBackwards) {
+  for (const std::vector<int>& hostOf : {std::vector<int>{0, 0, 1, 1}, std::vector<int>{0, 1, 2, 3},
+                                         std::vector<int>{0, 0, 0, 1, 1, 1}, std::vector<int>{0, 0, 1}}) {
+    const int n = static_cast<int>(hostOf.size());
+    for (bool spans : {true, false}) {
+      PlanGeometry geo = TinyGeometry(n, 1);
+      if (spans) geo.hostOf = hostOf;
+      for (int root = 0; root < n; ++root) {
+        CollDesc d = Desc(CollKind::Reduce, 203, n);
+        d.root = root;
+        // Each rank's partner it takes the partial sum from: the next rank up (backwards) or down (forwards).
+        int crossings = 0;
+        for (int r = 0; r < n; ++r) {
+          geo.rank = r;
+          const Plan plan = BuildPlanWith(AlgoId::Chain, d, geo);
+          ASSERT_EQ(plan.algorithm, "chain");
+          const Step& st = plan.queues.back().steps.at(0);
+          if (r == Mod(root + (spans ? -1 : 1), n)) {
+            EXPECT_EQ(st.recvPeer, -1) << "rank " << r << " starts the chain";
+            continue;
+          }
+          EXPECT_EQ(st.recvPeer, Mod(r + (spans ? 1 : -1), n)) << "rank " << r << " root " << root;
+          crossings += hostOf[st.recvPeer] != hostOf[r];
+        }
+        const int hosts = hostOf.back() + 1;
+        if (spans && root == 0) {
+          EXPECT_EQ(crossings, hosts - 1) << n << " ranks";
+        }
+        for (bool inPlace : {false, true}) {
+          RunCase(d, geo, inPlace, Force(CollKind::Reduce, AlgoId::Chain));
           if (::testing::Test::HasFatalFailure()) return;
         }
       }
