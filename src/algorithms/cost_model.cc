@@ -205,10 +205,13 @@ class Model {
   // cross cores as a FIFO's do, at the link's rate, not at the local copy rate (costed that way, oneshot looked
   // cheaper than rd at 2-8 KiB on 2 ranks and ran 1.16-1.30x slower).
   // A rank's window holds what it publishes: its input (an allgather's is 1/p of the vector, the others' all of it).
+  // Its one flag raised and its peers' seen cost one hop's latency, as an exchange of rd's: back to back on 2 ranks
+  // the allgather's oneshot took 0.3 us to rd's 0.4 up to 1 KiB (docs/PERFORMANCE.md, "Seventeenth session"). (Costed
+  // as two, rd took those sizes.) twoshot raises its flag twice.
   double oneshotCost(CollKind kind, double n) const {
     const double published = kind == CollKind::AllGather ? n / p_ : n;
     if (multiHost() || !in_.peerMapped || published > static_cast<double>(in_.windowBytes)) return kNotApplicable;
-    const double lat = 2 * in_.intra.latencyUs;
+    const double lat = in_.intra.latencyUs;
     const double gbs = in_.intra.bandwidthGBs;
     switch (kind) {
       case CollKind::AllReduce: return lat + copy(n) + Us((p_ - 1) * n, gbs) + reduce((p_ - 1) * n);
@@ -225,7 +228,7 @@ class Model {
     // at the link's rate, as oneshot's reads (costed at the copy rate, twoshot looked cheaper than rd at 8 KiB on
     // 2 ranks and ran 1.29-1.46x slower).
     const double part = (p_ - 1) * n / p_;
-    return 3 * in_.intra.latencyUs + copy(n) + Us(part, in_.intra.bandwidthGBs) + reduce(part) +
+    return 2 * in_.intra.latencyUs + copy(n) + Us(part, in_.intra.bandwidthGBs) + reduce(part) +
            Us(part, in_.intra.bandwidthGBs);
   }
 

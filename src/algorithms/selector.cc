@@ -62,19 +62,26 @@ AlgoId AlgoSelector::evaluate(CollKind kind, uint64_t bytes) const {
   }
   // Small allreduces are decided by times measured at init, which swing by up to 2x from one launch to the
   // next (ranks sharing cores, wake-ups) and put algorithms level that back to back are not (the calibration's
-  // short blocks): the small-size algorithm (smallAllReduceAlgo) keeps them unless another's estimate beats
-  // its own by a clear margin.
-  if (kind == CollKind::AllReduce && bytes <= kSmallAllReduceBytes) {
-    const AlgoId keep = smallAllReduceAlgo(bytes);
+  // short blocks): the small-size algorithm (smallSizeAlgo) keeps them unless another's estimate beats
+  // its own by a clear margin. The small allgathers and reduce-scatters on one host keep theirs outright: no call at
+  // init measured them, and the model's per-byte terms there are other sizes' (rd's scale, measured at 128 KiB).
+  AlgoId keep;
+  if (bytes <= kSmallAllReduceBytes && smallSizeAlgo(kind, bytes, &keep)) {
     const double keepUs = estimateUs(keep, kind, bytes);
-    if (best != keep && keepUs >= 0 && bestUs * kSmallAllReduceMargin > keepUs) best = keep;
+    const bool outright = kind != CollKind::AllReduce;
+    if (best != keep && keepUs >= 0 && (outright || bestUs * kSmallAllReduceMargin > keepUs)) best = keep;
   }
   return best;
 }
 
-AlgoId AlgoSelector::smallAllReduceAlgo(uint64_t bytes) const {
-  const bool windows = oneHostOfThreeOrMore() && estimateUs(AlgoId::OneShot, CollKind::AllReduce, bytes) >= 0;
-  return windows ? AlgoId::OneShot : AlgoId::Rd;
+bool AlgoSelector::smallSizeAlgo(CollKind kind, uint64_t bytes, AlgoId* keep) const {
+  const bool fits = in_.nhosts == 1 && estimateUs(AlgoId::OneShot, kind, bytes) >= 0;
+  switch (kind) {
+    case CollKind::AllReduce: *keep = fits && oneHostOfThreeOrMore() ? AlgoId::OneShot : AlgoId::Rd; return true;
+    case CollKind::AllGather:
+    case CollKind::ReduceScatter: *keep = AlgoId::OneShot; return fits;
+    default: return false;
+  }
 }
 
 uint64_t ClassBytes(uint64_t bytes) {

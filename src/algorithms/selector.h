@@ -57,9 +57,11 @@ class AlgoSelector {
   // for `kind` (allgather and reduce-scatter run twoshot as oneshot: oneshot alone for them), hier_leader across hosts.
   // The caller keeps them when the budget drops the model's other alternatives.
   bool timedWherever(AlgoId id, CollKind kind, uint64_t bytes) const;
-  // The algorithm a small allreduce (up to kSmallAllReduceBytes) keeps unless another's estimate beats it by
-  // kSmallAllReduceMargin: oneshot on one host of three ranks or more where it fits, else rd.
-  AlgoId smallAllReduceAlgo(uint64_t bytes) const;
+  // Whether a small call of `kind` (up to kSmallAllReduceBytes) has an algorithm that keeps it, and which (`keep`):
+  // for an allreduce oneshot on one host of three ranks or more where it fits, else rd, unless another's estimate
+  // beats it by kSmallAllReduceMargin; for an allgather or reduce-scatter oneshot on one host where it fits, outright
+  // (none elsewhere); none for the other collectives.
+  bool smallSizeAlgo(CollKind kind, uint64_t bytes, AlgoId* keep) const;
   // The least size class whose candidates are timed: kOneHostMeasureMinBytes on one host of three ranks or more,
   // kNetworkMeasureMinBytes across hosts whose network is not link-bound (CostInputs::interLinkBound), else
   // kMeasureMinBytes.
@@ -91,7 +93,7 @@ class AlgoSelector {
  private:
   AlgoId evaluate(CollKind kind, uint64_t bytes) const;
   // One host of three ranks or more: where the window algorithms meet the FIFO ones on more than one exchange
-  // (timedScale, smallAllReduceAlgo, measureMinBytes).
+  // (timedScale, smallSizeAlgo, measureMinBytes).
   bool oneHostOfThreeOrMore() const { return in_.nhosts == 1 && in_.nranks >= 3; }
   static std::pair<int, int> key(CollKind kind, uint64_t bytes);
 
@@ -164,13 +166,20 @@ constexpr double kHierBesideLeaderScale = 1.10;
 // Where the two fastest timed candidates come out within this ratio, they are timed again (LookAgainAtCloseCall).
 constexpr double kMeasureCloseCall = 1.15;
 
-// Up to this size an allreduce runs AlgoSelector::smallAllReduceAlgo unless another algorithm's estimate is below its
+// Up to this size an allreduce runs AlgoSelector::smallSizeAlgo unless another algorithm's estimate is below its
 // own divided by the margin. That is rd, but on one host of three ranks or more oneshot, where it fits. There, in the
 // selector_perf tables of docs/PERFORMANCE.md ("Fourteenth session"), forced oneshot ran within 1.05x of the best
 // forced algorithm from 8 B to 2 KiB, but for 8 ranks with a core per rank at 1 KiB (1.04-1.08x) and 2 KiB (1.24-1.40x,
 // where rd ran 1.27-1.33x). rd ran 1.12-1.56x the best there on 4 and 8 ranks with a core per rank, 1.64-2.05x on 8
 // ranks of the 2-core VM, and on its 4 ranks 1.00-1.11x in 78 rows of 81 and 1.20-1.82x in 3, where oneshot was within
 // 1.05x in all 81.
+// An allgather or reduce-scatter on one host runs oneshot up to this size, on 2 ranks too, whatever the model
+// estimates: no call at init measures them, and the model's per-byte terms there come from other sizes. On 2 ranks of
+// the VM, forced back to back (2000 calls, three launches each), rd, the model's choice, took 1.00-1.27x oneshot's time
+// in the allgather and 1.00-1.36x in the reduce-scatter from 8 B to 4 KiB (0.78 us against 1.06 at 4 KiB, where rd's
+// per-byte scale, measured at 128 KiB, put rd's estimate 1.38x under oneshot's); at 8 KiB the allgather's rd ran
+// 1.2x faster. On 4 ranks rd ran 1.02-1.05x oneshot's time from 16 B to 2 KiB in both (docs/PERFORMANCE.md,
+// "Seventeenth and Eighteenth sessions").
 constexpr uint64_t kSmallAllReduceBytes = 4 << 10;
 constexpr double kSmallAllReduceMargin = 1.25;
 

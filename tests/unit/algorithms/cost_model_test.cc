@@ -389,7 +389,7 @@ TEST(CostModel, OverALinkBoundNetworkAStepPaysItsBytesAndAShareOfItsLatency) {
 }
 
 TEST(CostModel, OneshotWinsSmallAllReduceOnOneHostWithPeerMapping) {
-  // 8 ranks: two message latencies against rd's three, while reading 7 peers' 512 B costs little.
+  // 8 ranks: one message latency against rd's three, while reading 7 peers' 512 B costs little.
   CostInputs in = OneHostMapped(8, {1.0, 10.0}, 10.0, 10.0);
   EXPECT_EQ(ChooseCheapest({"ring", "rd", "rhd", "tree", "oneshot", "twoshot"}, CollKind::AllReduce, 512, in).algorithm,
             "oneshot");
@@ -418,7 +418,12 @@ TEST(CostModel, OneshotReadsItsPeersWindowsAtTheLinksRate) {
     EXPECT_LT(EstimateUs("rd", CollKind::AllReduce, n, in), oneshot) << n;
   }
   // Allgather: its own half copied in, the peer's half read across.
-  EXPECT_NEAR(EstimateUs("oneshot", CollKind::AllGather, 8192, in), 2 * 0.2 + 4096 / 60e3 + 4096 / 36e3, 1e-9);
+  EXPECT_NEAR(EstimateUs("oneshot", CollKind::AllGather, 8192, in), 0.2 + 4096 / 60e3 + 4096 / 36e3, 1e-9);
+  // One flag raised and seen: one latency, as rd's one exchange (with the latency alone, no calibration's small time).
+  in.smallUs.clear();
+  EXPECT_NEAR(EstimateUs("oneshot", CollKind::AllReduce, 8, in), 0.2 + 8 / 60e3 + 8 / 36e3 + 8 / 40e3, 1e-9);
+  // twoshot raises it twice, and reads across twice.
+  EXPECT_NEAR(EstimateUs("twoshot", CollKind::AllReduce, 8, in), 2 * 0.2 + 8 / 60e3 + 2 * (4 / 36e3) + 4 / 40e3, 1e-9);
 }
 
 }  // namespace

@@ -51,13 +51,17 @@ AlgoId Cheapest(CollKind kind, uint64_t bytes, const CostInputs& in) {
       bestUs = t;
     }
   }
-  // Up to 4 KiB an allreduce keeps rd (oneshot where it fits on one host of three ranks or more) unless the cheapest
-  // is 1.25x cheaper.
-  const bool oneshot = OneHostOfThreeOrMore(in) && EstimateUs("oneshot", kind, bytes, in) >= 0;
-  const char* keep = oneshot ? "oneshot" : "rd";
-  if (kind == CollKind::AllReduce && bytes <= 4096 && EstimateUs(keep, kind, bytes, in) >= 0 &&
-      bestUs * 1.25 > EstimateUs(keep, kind, bytes, in))
-    best = oneshot ? AlgoId::OneShot : AlgoId::Rd;
+  // Up to 4 KiB an allreduce keeps rd (oneshot where it fits on one host of three ranks or more) unless the cheapest is
+  // 1.25x cheaper; an allgather or a reduce-scatter keeps oneshot where it fits on one host, whatever the estimates.
+  const bool oneshotFits = in.nhosts == 1 && EstimateUs("oneshot", kind, bytes, in) >= 0;
+  const char* keep = nullptr;
+  if (kind == CollKind::AllReduce) keep = oneshotFits && OneHostOfThreeOrMore(in) ? "oneshot" : "rd";
+  if ((kind == CollKind::AllGather || kind == CollKind::ReduceScatter) && oneshotFits) keep = "oneshot";
+  AlgoId keepId;
+  const bool outright = kind != CollKind::AllReduce;
+  if (keep && bytes <= 4096 && EstimateUs(keep, kind, bytes, in) >= 0 &&
+      (outright || bestUs * 1.25 > EstimateUs(keep, kind, bytes, in)) && AlgoByName(keep, &keepId))
+    best = keepId;
   return best;
 }
 
@@ -71,25 +75,6 @@ TEST(Selector, SmallAllReduceStaysWithRdWithinTheMargin) {
   sel.reset(in);
   EXPECT_EQ(sel.choose(CollKind::AllReduce, 8), AlgoId::Hier);  // 1.5x cheaper
   EXPECT_NE(sel.choose(CollKind::AllReduce, 64 << 20), AlgoId::Rd);  // large sizes: the model alone
-}
-
-TEST(Selector, PicksTheCheapestImplementedAlgorithmOfEveryCollective) {
-  for (const CostInputs& in : {Shape(1, 2, 0), Shape(1, 8, 0), Shape(2, 2, 0.125), Shape(4, 1, 1.25), Shape(2, 4, 0.125)}) {
-    AlgoSelector sel(in);
-    for (int k = 0; k < kNumCollKinds; ++k) {
-      const CollKind kind = static_cast<CollKind>(k);
-      for (int e = 3; e <= 28; ++e) {
-        const uint64_t bytes = uint64_t{1} << e;
-        const AlgoId id = sel.choose(kind, bytes);
-        EXPECT_TRUE(GetAlgoInfo(id).implemented);
-        EXPECT_TRUE(AlgoServes(id, kind)) << GetAlgoInfo(id).name << " " << CollKindName(kind);
-        EXPECT_EQ(id, Cheapest(kind, bytes, in)) << CollKindName(kind) << " " << bytes << " bytes, " << in.nranks
-                                                 << " ranks on " << in.nhosts << " hosts";
-        // Every size of the class gets the class's choice.
-        EXPECT_EQ(sel.choose(kind, bytes + bytes / 3), id);
-      }
-    }
-  }
 }
 
 TEST(Selector, SlowNetworkLargeAllReduceGoesHierarchical) {
@@ -154,6 +139,36 @@ CostInputs WindowsHost(int ranks, LinkCost intra, double reduceGBs, double copyG
 // few percent of each other from 64 KiB to 1 MiB.
 CostInputs OneHostWindows(int ranks = 4) { return WindowsHost(ranks, {11.6, 11.4}, 40, 58, 1.13, 0.81); }
 
+// 2 ranks on one host with peer-mapped windows, as the development VM's calibration measured them
+// (`stratarun -n 2 strata-info --algos`, docs/PERFORMANCE.md "Eighteenth session").
+CostInputs TwoRanksAsTheVmCalibrates() {
+  CostInputs in = WindowsHost(2, {0.42, 8.69}, 10.87, 31.10, 0.80, 1.0);
+  in.recursiveScaleSmall = 0.68;
+  in.recursiveScaleSmallBytes = 128 << 10;
+  in.smallUs = {{"direct", 0.6}, {"oneshot", 0.6}, {"rd", 0.4}, {"ring", 0.8}, {"tree", 0.7}, {"twoshot", 0.9}};
+  return in;
+}
+
+TEST(Selector, PicksTheCheapestImplementedAlgorithmOfEveryCollective) {
+  for (const CostInputs& in : {Shape(1, 2, 0), Shape(1, 8, 0), Shape(2, 2, 0.125), Shape(4, 1, 1.25), Shape(2, 4, 0.125),
+                               OneHostWindows(2), OneHostWindows(), TwoRanksAsTheVmCalibrates()}) {
+    AlgoSelector sel(in);
+    for (int k = 0; k < kNumCollKinds; ++k) {
+      const CollKind kind = static_cast<CollKind>(k);
+      for (int e = 3; e <= 28; ++e) {
+        const uint64_t bytes = uint64_t{1} << e;
+        const AlgoId id = sel.choose(kind, bytes);
+        EXPECT_TRUE(GetAlgoInfo(id).implemented);
+        EXPECT_TRUE(AlgoServes(id, kind)) << GetAlgoInfo(id).name << " " << CollKindName(kind);
+        EXPECT_EQ(id, Cheapest(kind, bytes, in)) << CollKindName(kind) << " " << bytes << " bytes, " << in.nranks
+                                                 << " ranks on " << in.nhosts << " hosts";
+        // Every size of the class gets the class's choice.
+        EXPECT_EQ(sel.choose(kind, bytes + bytes / 3), id);
+      }
+    }
+  }
+}
+
 // The brute-force list: the model's choice, then (from 16 KiB, or 4 KiB on one host of three ranks or more) every other
 // implemented algorithm serving `kind` within the margin of it, by estimate (ties in table order), three at most;
 // oneshot and twoshot beside them above 8 KiB where they fit, and hier_leader across hosts; rooted collectives never.
@@ -215,19 +230,56 @@ TEST(Selector, OnOneHostOfThreeRanksOrMoreOneshotKeepsTheSmallAllReduces) {
   CostInputs in = OneHostWindows();
   in.smallUs = {{"direct", 1.9}, {"oneshot", 1.7}, {"rd", 1.6}, {"ring", 3.8}, {"tree", 2.2}, {"twoshot", 2.6}};
   AlgoSelector four(in);
-  EXPECT_EQ(four.smallAllReduceAlgo(8), AlgoId::OneShot);
+  AlgoId keep;
+  ASSERT_TRUE(four.smallSizeAlgo(CollKind::AllReduce, 8, &keep));
+  EXPECT_EQ(keep, AlgoId::OneShot);
   for (uint64_t bytes : {8u, 256u, 2048u}) EXPECT_EQ(four.choose(CollKind::AllReduce, bytes), AlgoId::OneShot) << bytes;
   // Another's estimate 1.25x under oneshot's still takes over.
   in.smallUs["rd"] = 1.2;
   four.reset(in);
   EXPECT_EQ(four.choose(CollKind::AllReduce, 8), AlgoId::Rd);
   // Two ranks, no windows, or more than one host: rd.
-  EXPECT_EQ(AlgoSelector(OneHostWindows(2)).smallAllReduceAlgo(8), AlgoId::Rd);
   CostInputs bare = OneHostWindows();
   bare.peerMapped = false;
   bare.windowBytes = 0;
-  EXPECT_EQ(AlgoSelector(bare).smallAllReduceAlgo(8), AlgoId::Rd);
-  EXPECT_EQ(AlgoSelector(Shape(2, 2, 1.25)).smallAllReduceAlgo(8), AlgoId::Rd);
+  for (const CostInputs& other : {OneHostWindows(2), bare, Shape(2, 2, 1.25)}) {
+    ASSERT_TRUE(AlgoSelector(other).smallSizeAlgo(CollKind::AllReduce, 8, &keep));
+    EXPECT_EQ(keep, AlgoId::Rd) << other.nranks << " ranks on " << other.nhosts << " hosts";
+  }
+}
+
+// On one host where oneshot fits, it keeps the small allgathers and reduce-scatters outright, on 2 ranks too: with the
+// inputs of a 2-rank launch on the development VM the model put rd (one exchange, its per-byte terms scaled by the
+// 0.68 measured at 128 KiB) under oneshot, by up to 1.38x at 4 KiB, where back to back rd ran 1.00-1.36x oneshot's
+// time from 8 B to 4 KiB.
+TEST(Selector, OnOneHostOneshotKeepsTheSmallAllgathersAndReduceScatters) {
+  const CostInputs vm = TwoRanksAsTheVmCalibrates();
+  for (CollKind kind : {CollKind::AllGather, CollKind::ReduceScatter}) {
+    AlgoSelector sel(vm);
+    for (uint64_t bytes : {8u, 64u, 1024u, 4096u}) {
+      // The model alone (the cheapest estimate) does not run oneshot there.
+      EXPECT_LT(sel.estimateUs(AlgoId::Rd, kind, bytes), sel.estimateUs(AlgoId::OneShot, kind, bytes))
+          << CollKindName(kind) << " " << bytes;
+      EXPECT_EQ(sel.choose(kind, bytes), AlgoId::OneShot) << CollKindName(kind) << " " << bytes;
+    }
+    EXPECT_GT(sel.estimateUs(AlgoId::OneShot, CollKind::ReduceScatter, 4096),
+              kSmallAllReduceMargin * sel.estimateUs(AlgoId::Rd, CollKind::ReduceScatter, 4096));
+    // Above the small sizes the model decides: rd or rhd at 8 KiB, where the allgather's oneshot ran 1.2x slower.
+    const AlgoId at8k = sel.choose(kind, 8192);
+    EXPECT_TRUE(at8k == AlgoId::Rd || at8k == AlgoId::Rhd) << CollKindName(kind) << " " << GetAlgoInfo(at8k).name;
+    AlgoId keep;
+    ASSERT_TRUE(sel.smallSizeAlgo(kind, 8, &keep));
+    EXPECT_EQ(keep, AlgoId::OneShot);
+  }
+  // Nowhere else: across hosts, or without windows (rd's estimate then decides).
+  AlgoId keep;
+  EXPECT_FALSE(AlgoSelector(Shape(2, 2, 1.25)).smallSizeAlgo(CollKind::AllGather, 8, &keep));
+  CostInputs bare = vm;
+  bare.peerMapped = false;
+  bare.windowBytes = 0;
+  EXPECT_FALSE(AlgoSelector(bare).smallSizeAlgo(CollKind::ReduceScatter, 8, &keep));
+  EXPECT_EQ(AlgoSelector(bare).choose(CollKind::ReduceScatter, 8), AlgoId::Rd);
+  EXPECT_FALSE(AlgoSelector(vm).smallSizeAlgo(CollKind::Broadcast, 8, &keep));
 }
 
 TEST(Selector, CandidatesAreTheModelsChoiceAndItsCloseRivals) {
