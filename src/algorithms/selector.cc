@@ -78,7 +78,7 @@ bool AlgoSelector::smallSizeAlgo(CollKind kind, uint64_t bytes, AlgoId* keep) co
   const bool fits = in_.nhosts == 1 && estimateUs(AlgoId::OneShot, kind, bytes) >= 0;
   switch (kind) {
     case CollKind::AllReduce: *keep = fits && oneHostOfThreeOrMore() ? AlgoId::OneShot : AlgoId::Rd; return true;
-    case CollKind::AllGather:
+    case CollKind::AllGather: *keep = AlgoId::OneShot; return fits && bytes <= kSmallAllGatherBytes;
     case CollKind::ReduceScatter: *keep = AlgoId::OneShot; return fits;
     default: return false;
   }

@@ -59,8 +59,8 @@ class AlgoSelector {
   bool timedWherever(AlgoId id, CollKind kind, uint64_t bytes) const;
   // Whether a small call of `kind` (up to kSmallAllReduceBytes) has an algorithm that keeps it, and which (`keep`):
   // for an allreduce oneshot on one host of three ranks or more where it fits, else rd, unless another's estimate
-  // beats it by kSmallAllReduceMargin; for an allgather or reduce-scatter oneshot on one host where it fits, outright
-  // (none elsewhere); none for the other collectives.
+  // beats it by kSmallAllReduceMargin; for a reduce-scatter (an allgather: up to kSmallAllGatherBytes) oneshot on one
+  // host where it fits, outright (none elsewhere); none for the other collectives.
   bool smallSizeAlgo(CollKind kind, uint64_t bytes, AlgoId* keep) const;
   // The least size class whose candidates are timed: kOneHostMeasureMinBytes on one host of three ranks or more,
   // kNetworkMeasureMinBytes across hosts whose network is not link-bound (CostInputs::interLinkBound), else
@@ -179,8 +179,11 @@ constexpr double kMeasureCloseCall = 1.15;
 // in the allgather and 1.00-1.36x in the reduce-scatter from 8 B to 4 KiB (0.78 us against 1.06 at 4 KiB, where rd's
 // per-byte scale, measured at 128 KiB, put rd's estimate 1.38x under oneshot's); at 8 KiB the allgather's rd ran
 // 1.2x faster. On 4 ranks rd ran 1.02-1.05x oneshot's time from 16 B to 2 KiB in both (docs/PERFORMANCE.md,
-// "Seventeenth and Eighteenth sessions").
+// "Seventeenth and Eighteenth sessions"). The allgather's up to kSmallAllGatherBytes only: at 4 KiB on 2 ranks rd or
+// rhd ran 1.21-1.24x faster than oneshot in four selector_perf jobs of five (its calls moving through 256 MiB), level
+// in all_gather_perf's (1.04 us against 1.01).
 constexpr uint64_t kSmallAllReduceBytes = 4 << 10;
+constexpr uint64_t kSmallAllGatherBytes = 2 << 10;
 constexpr double kSmallAllReduceMargin = 1.25;
 
 // What serves `kind` when the model finds nothing: the foundation's ring, chain or pairwise.
