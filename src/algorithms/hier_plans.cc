@@ -243,7 +243,8 @@ Plan HierReduceScatterPlan(const CollDesc& desc, const PlanGeometry& geo) {
         for (int g = 0; g < nh; ++g) offs.push_back(hl.hosts[g][hl.i] * rc + co + po);
         RingSpec rs = CrossRing(RingKind::ReduceScatter, hl, chunk);
         rs.srcBuf = kScratchBuf;
-        EmitRing(q, rs, BlocksAt(offs, pl), Same, [&hl, rc](int b, uint64_t at) { return at - hl.hosts[b][hl.i] * rc; });
+        EmitRing(q, rs, BlocksAt(offs, pl), Same,
+                 [&hl, rc](int b, uint64_t at) { return at - hl.hosts[b][hl.i] * rc; });
       });
     }
   }
@@ -271,8 +272,9 @@ Plan HierAllGatherPlan(const CollDesc& desc, const PlanGeometry& geo) {
         std::vector<uint64_t> offs;
         for (int g = 0; g < nh; ++g) offs.push_back(hl.hosts[g][hl.i] * sc + co + po);
         const uint64_t mine = offs[hl.h];
-        EmitRing(q, CrossRing(RingKind::AllGather, hl, chunk), BlocksAt(offs, pl),
-                 [mine, co, po](int, uint64_t at) { return at - mine + co + po; }, Same);
+        EmitRing(
+            q, CrossRing(RingKind::AllGather, hl, chunk), BlocksAt(offs, pl),
+            [mine, co, po](int, uint64_t at) { return at - mine + co + po; }, Same);
       });
     }
     // Within the host, once per host g: the pieces of the blocks of host g's ranks.

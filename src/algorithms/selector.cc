@@ -77,10 +77,17 @@ AlgoId AlgoSelector::evaluate(CollKind kind, uint64_t bytes) const {
 bool AlgoSelector::smallSizeAlgo(CollKind kind, uint64_t bytes, AlgoId* keep) const {
   const bool fits = in_.nhosts == 1 && estimateUs(AlgoId::OneShot, kind, bytes) >= 0;
   switch (kind) {
-    case CollKind::AllReduce: *keep = fits && oneHostOfThreeOrMore() ? AlgoId::OneShot : AlgoId::Rd; return true;
-    case CollKind::AllGather: *keep = AlgoId::OneShot; return fits && bytes <= kSmallAllGatherBytes;
-    case CollKind::ReduceScatter: *keep = AlgoId::OneShot; return fits;
-    default: return false;
+    case CollKind::AllReduce:
+      *keep = fits && oneHostOfThreeOrMore() ? AlgoId::OneShot : AlgoId::Rd;
+      return true;
+    case CollKind::AllGather:
+      *keep = AlgoId::OneShot;
+      return fits && bytes <= kSmallAllGatherBytes;
+    case CollKind::ReduceScatter:
+      *keep = AlgoId::OneShot;
+      return fits;
+    default:
+      return false;
   }
 }
 

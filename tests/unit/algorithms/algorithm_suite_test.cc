@@ -216,7 +216,7 @@ TEST(AlgorithmSuite, LargeHierarchicalCallsRunInPiecesOnTwoQueues) {
       geo.hostOf = hostOf;
       const uint64_t fifo = geo.nslots * geo.slotBytes / sizeof(float);  // a piece is 4 FIFOs of the whole vector
       for (CollKind kind : {CollKind::AllReduce, CollKind::ReduceScatter, CollKind::AllGather}) {
-        const uint64_t perRank = kind == CollKind::AllReduce ? 1 : n;   // the whole vector over the call's count
+        const uint64_t perRank = kind == CollKind::AllReduce ? 1 : n;  // the whole vector over the call's count
         const uint64_t count = 4 * fifo * 5 * channels / perRank + 3;  // 5 pieces a channel, and a remainder
         for (int r = 0; r < n; ++r) {
           geo.rank = r;

@@ -152,8 +152,8 @@ CostInputs TwoRanksAsTheVmCalibrates() {
 }
 
 TEST(Selector, PicksTheCheapestImplementedAlgorithmOfEveryCollective) {
-  for (const CostInputs& in : {Shape(1, 2, 0), Shape(1, 8, 0), Shape(2, 2, 0.125), Shape(4, 1, 1.25), Shape(2, 4, 0.125),
-                               OneHostWindows(2), OneHostWindows(), TwoRanksAsTheVmCalibrates()}) {
+  for (const CostInputs& in : {Shape(1, 2, 0), Shape(1, 8, 0), Shape(2, 2, 0.125), Shape(4, 1, 1.25),
+                               Shape(2, 4, 0.125), OneHostWindows(2), OneHostWindows(), TwoRanksAsTheVmCalibrates()}) {
     AlgoSelector sel(in);
     for (int k = 0; k < kNumCollKinds; ++k) {
       const CollKind kind = static_cast<CollKind>(k);
@@ -162,8 +162,8 @@ TEST(Selector, PicksTheCheapestImplementedAlgorithmOfEveryCollective) {
         const AlgoId id = sel.choose(kind, bytes);
         EXPECT_TRUE(GetAlgoInfo(id).implemented);
         EXPECT_TRUE(AlgoServes(id, kind)) << GetAlgoInfo(id).name << " " << CollKindName(kind);
-        EXPECT_EQ(id, Cheapest(kind, bytes, in)) << CollKindName(kind) << " " << bytes << " bytes, " << in.nranks
-                                                 << " ranks on " << in.nhosts << " hosts";
+        EXPECT_EQ(id, Cheapest(kind, bytes, in))
+            << CollKindName(kind) << " " << bytes << " bytes, " << in.nranks << " ranks on " << in.nhosts << " hosts";
         // Every size of the class gets the class's choice.
         EXPECT_EQ(sel.choose(kind, bytes + bytes / 3), id);
       }
