@@ -121,8 +121,8 @@ constexpr int kHierMaxPieces = 8;
 
 namespace {
 
-// The queues one channel's pieces run on: `local` within the host, `cross` between hosts (the same queue for a
-// single piece, whose phases then simply follow each other).
+// The queues one channel's pieces run on: queue `lq` of the plan within the host, `xq` between hosts (the same queue
+// for a single piece, whose phases then simply follow each other).
 struct PieceQueues {
   int pieces = 1;
   int lq = 0, xq = 0;
