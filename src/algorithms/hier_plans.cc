@@ -117,7 +117,11 @@ ParentTable HierTree(const HostLayout& hl, int nranks, int root) {
 // A piece is at least this many FIFOs' worth (4 MiB with the default 8 x 128 KiB), so that its rings'
 // start and end cost little beside it.
 constexpr uint64_t kHierPieceFifos = 4;
-constexpr int kHierMaxPieces = 8;
+// At most this many pieces, which bounds a plan's steps (a piece of 4 MiB up to 256 MiB a channel). The first piece's
+// phase within the host and the last one's exchange overlap nothing: capped at 8 pieces (32 MiB each at 256 MiB), the
+// reduce-scatter over 2 hosts x 2 ranks at 10 Gbit/s took 186-187 ms at 256 MiB against 155-156 with 64, the allreduce
+// 309-311 against 285-287 (docs/PERFORMANCE.md, "Eighteenth session").
+constexpr int kHierMaxPieces = 64;
 
 namespace {
 
