@@ -43,8 +43,8 @@ Plan ChainBroadcastPlan(const CollDesc& desc, const PlanGeometry& geo) {
 // number a host's ranks together; run from root+1 up to the root (1, 2, ..., n-1, 0), its last hop wraps from the last
 // host to the first, one crossing more. Over 4 hosts x 1 rank at 10 Gbit/s on the 2-core development VM (ranks pinned
 // two a core), that order put both middle ranks on one core and took 1.22-1.32x the tree's time at 256 MiB,
-// and 1.25-1.33x this one's from 64 MiB. On one host the chain keeps that order: there, 4 ranks on the VM's 2 cores ran
-// the backward chain 1.1-1.5x slower from 16 KiB to 512 KiB (its one hop between cores, where the forward chain has
+// and 1.25-1.39x this one's from 64 MiB. On one host the chain keeps that order: there, 4 ranks on the VM's 2 cores ran
+// the backward chain 1.35-1.50x slower from 16 KiB to 512 KiB (its one hop between cores, where the forward chain has
 // two, pipelines worse with two ranks a core; docs/PERFORMANCE.md, "Eighteenth session").
 Plan ChainReducePlan(const CollDesc& desc, const PlanGeometry& geo) {
   const int n = geo.nranks, r = geo.rank;

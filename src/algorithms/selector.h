@@ -180,7 +180,7 @@ constexpr double kMeasureCloseCall = 1.15;
 // per-byte scale, measured at 128 KiB, put rd's estimate 1.38x under oneshot's); at 8 KiB the allgather's rd ran
 // 1.2x faster. On 4 ranks rd ran 1.02-1.05x oneshot's time from 16 B to 2 KiB in both (docs/PERFORMANCE.md,
 // "Seventeenth and Eighteenth sessions"). The allgather's up to kSmallAllGatherBytes only: at 4 KiB on 2 ranks rd or
-// rhd ran 1.21-1.24x faster than oneshot in four selector_perf jobs of five (its calls moving through 256 MiB), level
+// rhd ran 1.15-1.24x faster than oneshot in four selector_perf jobs of five (its calls moving through 256 MiB), level
 // in all_gather_perf's (1.04 us against 1.01).
 constexpr uint64_t kSmallAllReduceBytes = 4 << 10;
 constexpr uint64_t kSmallAllGatherBytes = 2 << 10;
