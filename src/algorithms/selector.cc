@@ -66,25 +66,27 @@ AlgoId AlgoSelector::evaluate(CollKind kind, uint64_t bytes) const {
   // its own by a clear margin. The small allgathers and reduce-scatters on one host keep theirs outright: no call at
   // init measured them, and the model's per-byte terms there are other sizes' (rd's scale, measured at 128 KiB).
   AlgoId keep;
-  if (bytes <= kSmallAllReduceBytes && smallSizeAlgo(kind, bytes, &keep)) {
+  bool outright = false;
+  if (bytes <= kSmallAllReduceBytes && smallSizeAlgo(kind, bytes, &keep, &outright)) {
     const double keepUs = estimateUs(keep, kind, bytes);
-    const bool outright = kind != CollKind::AllReduce;
     if (best != keep && keepUs >= 0 && (outright || bestUs * kSmallAllReduceMargin > keepUs)) best = keep;
   }
   return best;
 }
 
-bool AlgoSelector::smallSizeAlgo(CollKind kind, uint64_t bytes, AlgoId* keep) const {
+bool AlgoSelector::smallSizeAlgo(CollKind kind, uint64_t bytes, AlgoId* keep, bool* outright) const {
   const bool fits = in_.nhosts == 1 && estimateUs(AlgoId::OneShot, kind, bytes) >= 0;
+  *keep = AlgoId::OneShot;
+  *outright = true;
   switch (kind) {
     case CollKind::AllReduce:
-      *keep = fits && oneHostOfThreeOrMore() ? AlgoId::OneShot : AlgoId::Rd;
+      if (fits && in_.nranks == 2 && bytes <= kTwoRankOneshotAllReduceBytes) return true;
+      *outright = false;
+      if (!fits || !oneHostOfThreeOrMore()) *keep = AlgoId::Rd;
       return true;
     case CollKind::AllGather:
-      *keep = AlgoId::OneShot;
       return fits && bytes <= kSmallAllGatherBytes;
     case CollKind::ReduceScatter:
-      *keep = AlgoId::OneShot;
       return fits;
     default:
       return false;

@@ -57,11 +57,13 @@ class AlgoSelector {
   // for `kind` (allgather and reduce-scatter run twoshot as oneshot: oneshot alone for them), hier_leader across hosts.
   // The caller keeps them when the budget drops the model's other alternatives.
   bool timedWherever(AlgoId id, CollKind kind, uint64_t bytes) const;
-  // Whether a small call of `kind` (up to kSmallAllReduceBytes) has an algorithm that keeps it, and which (`keep`):
-  // for an allreduce oneshot on one host of three ranks or more where it fits, else rd, unless another's estimate
-  // beats it by kSmallAllReduceMargin; for a reduce-scatter (an allgather: up to kSmallAllGatherBytes) oneshot on one
-  // host where it fits, outright (none elsewhere); none for the other collectives.
-  bool smallSizeAlgo(CollKind kind, uint64_t bytes, AlgoId* keep) const;
+  // Whether a small call of `kind` (up to kSmallAllReduceBytes) has an algorithm that keeps it, which (`keep`), and
+  // whether it keeps it whatever the estimates (`outright`) or unless another's estimate beats its own by
+  // kSmallAllReduceMargin. An allreduce: oneshot outright on one host of 2 ranks where it fits, up to
+  // kTwoRankOneshotAllReduceBytes; oneshot by the margin on one host of three ranks or more where it fits; else rd by
+  // the margin. A reduce-scatter (an allgather: up to kSmallAllGatherBytes): oneshot outright on one host where it
+  // fits, none elsewhere. None for the other collectives.
+  bool smallSizeAlgo(CollKind kind, uint64_t bytes, AlgoId* keep, bool* outright) const;
   // The least size class whose candidates are timed: kOneHostMeasureMinBytes on one host of three ranks or more,
   // kNetworkMeasureMinBytes across hosts whose network is not link-bound (CostInputs::interLinkBound), else
   // kMeasureMinBytes.
@@ -184,6 +186,13 @@ constexpr double kMeasureCloseCall = 1.15;
 // in all_gather_perf's (1.04 us against 1.01).
 constexpr uint64_t kSmallAllReduceBytes = 4 << 10;
 constexpr uint64_t kSmallAllGatherBytes = 2 << 10;
+// On one host of 2 ranks an allreduce runs oneshot up to this size, whatever the model estimates (rd by the margin
+// above it). The calibration times the two within each other's spread there (oneshot 0.5-0.6 us, rd 0.4-0.5, six
+// launches of the VM), and the margin kept rd; back to back on the VM the two ran level up to 2 KiB and rd faster at
+// 4 and 8 KiB (1.44 us against 1.57, 2.27 against 2.68), while in selector_perf's tables oneshot ran 1.10-1.19x faster
+// than rd from 8 B to 512 B (1.08 at 1 KiB, rd 1.08x faster at 2 KiB), and with a core per rank 1.13-1.18x faster
+// from 8 B to 128 B (docs/PERFORMANCE.md, "Fourteenth session" and "Nineteenth session").
+constexpr uint64_t kTwoRankOneshotAllReduceBytes = 1 << 10;
 constexpr double kSmallAllReduceMargin = 1.25;
 
 // What serves `kind` when the model finds nothing: the foundation's ring, chain or pairwise.

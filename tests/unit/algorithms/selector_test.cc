@@ -52,15 +52,19 @@ AlgoId Cheapest(CollKind kind, uint64_t bytes, const CostInputs& in) {
     }
   }
   // Up to 4 KiB an allreduce keeps rd (oneshot where it fits on one host of three ranks or more) unless the cheapest is
-  // 1.25x cheaper; a reduce-scatter (an allgather up to 2 KiB) keeps oneshot where it fits on one host, whatever the
-  // estimates.
+  // 1.25x cheaper; a reduce-scatter (an allgather up to 2 KiB, an allreduce on 2 ranks up to 1 KiB) keeps oneshot where
+  // it fits on one host, whatever the estimates.
   const bool oneshotFits = in.nhosts == 1 && EstimateUs("oneshot", kind, bytes, in) >= 0;
   const char* keep = nullptr;
+  bool outright = false;
   if (kind == CollKind::AllReduce) keep = oneshotFits && OneHostOfThreeOrMore(in) ? "oneshot" : "rd";
-  if (((kind == CollKind::AllGather && bytes <= 2048) || kind == CollKind::ReduceScatter) && oneshotFits)
+  if (((kind == CollKind::AllGather && bytes <= 2048) || kind == CollKind::ReduceScatter ||
+       (kind == CollKind::AllReduce && in.nranks == 2 && bytes <= 1024)) &&
+      oneshotFits) {
     keep = "oneshot";
+    outright = true;
+  }
   AlgoId keepId;
-  const bool outright = kind != CollKind::AllReduce;
   if (keep && bytes <= 4096 && EstimateUs(keep, kind, bytes, in) >= 0 &&
       (outright || bestUs * 1.25 > EstimateUs(keep, kind, bytes, in)) && AlgoByName(keep, &keepId))
     best = keepId;
@@ -233,20 +237,56 @@ TEST(Selector, OnOneHostOfThreeRanksOrMoreOneshotKeepsTheSmallAllReduces) {
   in.smallUs = {{"direct", 1.9}, {"oneshot", 1.7}, {"rd", 1.6}, {"ring", 3.8}, {"tree", 2.2}, {"twoshot", 2.6}};
   AlgoSelector four(in);
   AlgoId keep;
-  ASSERT_TRUE(four.smallSizeAlgo(CollKind::AllReduce, 8, &keep));
+  bool outright = true;
+  ASSERT_TRUE(four.smallSizeAlgo(CollKind::AllReduce, 8, &keep, &outright));
   EXPECT_EQ(keep, AlgoId::OneShot);
+  EXPECT_FALSE(outright);
   for (uint64_t bytes : {8u, 256u, 2048u}) EXPECT_EQ(four.choose(CollKind::AllReduce, bytes), AlgoId::OneShot) << bytes;
   // Another's estimate 1.25x under oneshot's still takes over.
   in.smallUs["rd"] = 1.2;
   four.reset(in);
   EXPECT_EQ(four.choose(CollKind::AllReduce, 8), AlgoId::Rd);
-  // Two ranks, no windows, or more than one host: rd.
+  // No windows, or more than one host: rd. (Two ranks: the next test.)
   CostInputs bare = OneHostWindows();
   bare.peerMapped = false;
   bare.windowBytes = 0;
-  for (const CostInputs& other : {OneHostWindows(2), bare, Shape(2, 2, 1.25)}) {
-    ASSERT_TRUE(AlgoSelector(other).smallSizeAlgo(CollKind::AllReduce, 8, &keep));
+  for (const CostInputs& other : {bare, Shape(2, 2, 1.25)}) {
+    ASSERT_TRUE(AlgoSelector(other).smallSizeAlgo(CollKind::AllReduce, 8, &keep, &outright));
     EXPECT_EQ(keep, AlgoId::Rd) << other.nranks << " ranks on " << other.nhosts << " hosts";
+    EXPECT_FALSE(outright);
+  }
+}
+
+// On one host of 2 ranks oneshot keeps the allreduces up to 1 KiB outright, and rd keeps them above by the margin:
+// the VM's calibration times rd at 0.4 us and oneshot at 0.6 (1.5x, past the margin), where in selector_perf's
+// tables oneshot ran 1.10-1.19x faster from 8 B to 512 B, and with a core per rank 1.13-1.18x faster.
+TEST(Selector, OnTwoRanksOneshotKeepsTheAllReducesUpToOneKib) {
+  const CostInputs vm = TwoRanksAsTheVmCalibrates();
+  AlgoSelector sel(vm);
+  for (uint64_t bytes : {8u, 128u, 1024u}) {
+    EXPECT_GT(sel.estimateUs(AlgoId::OneShot, CollKind::AllReduce, bytes),
+              kSmallAllReduceMargin * sel.estimateUs(AlgoId::Rd, CollKind::AllReduce, bytes))
+        << bytes;
+    EXPECT_EQ(sel.choose(CollKind::AllReduce, bytes), AlgoId::OneShot) << bytes;
+  }
+  for (uint64_t bytes : {2048u, 4096u}) EXPECT_EQ(sel.choose(CollKind::AllReduce, bytes), AlgoId::Rd) << bytes;
+  AlgoId keep;
+  bool outright = false;
+  ASSERT_TRUE(sel.smallSizeAlgo(CollKind::AllReduce, 1024, &keep, &outright));
+  EXPECT_EQ(keep, AlgoId::OneShot);
+  EXPECT_TRUE(outright);
+  ASSERT_TRUE(sel.smallSizeAlgo(CollKind::AllReduce, 2048, &keep, &outright));
+  EXPECT_EQ(keep, AlgoId::Rd);
+  EXPECT_FALSE(outright);
+  // Without windows, or with 2 ranks on two hosts, rd by the margin.
+  CostInputs bare = vm;
+  bare.peerMapped = false;
+  bare.windowBytes = 0;
+  for (const CostInputs& other : {bare, Shape(2, 1, 1.25)}) {
+    ASSERT_TRUE(AlgoSelector(other).smallSizeAlgo(CollKind::AllReduce, 8, &keep, &outright));
+    EXPECT_EQ(keep, AlgoId::Rd) << other.nranks << " ranks on " << other.nhosts << " hosts";
+    EXPECT_FALSE(outright);
+    EXPECT_EQ(AlgoSelector(other).choose(CollKind::AllReduce, 8), AlgoId::Rd);
   }
 }
 
@@ -273,18 +313,21 @@ TEST(Selector, OnOneHostOneshotKeepsTheSmallAllgathersAndReduceScatters) {
       EXPECT_TRUE(id == AlgoId::Rd || id == AlgoId::Rhd) << CollKindName(kind) << " " << GetAlgoInfo(id).name;
     }
     AlgoId keep;
-    ASSERT_TRUE(sel.smallSizeAlgo(kind, 8, &keep));
+    bool outright = false;
+    ASSERT_TRUE(sel.smallSizeAlgo(kind, 8, &keep, &outright));
     EXPECT_EQ(keep, AlgoId::OneShot);
+    EXPECT_TRUE(outright);
   }
   // Nowhere else: across hosts, or without windows (rd's estimate then decides).
   AlgoId keep;
-  EXPECT_FALSE(AlgoSelector(Shape(2, 2, 1.25)).smallSizeAlgo(CollKind::AllGather, 8, &keep));
+  bool outright;
+  EXPECT_FALSE(AlgoSelector(Shape(2, 2, 1.25)).smallSizeAlgo(CollKind::AllGather, 8, &keep, &outright));
   CostInputs bare = vm;
   bare.peerMapped = false;
   bare.windowBytes = 0;
-  EXPECT_FALSE(AlgoSelector(bare).smallSizeAlgo(CollKind::ReduceScatter, 8, &keep));
+  EXPECT_FALSE(AlgoSelector(bare).smallSizeAlgo(CollKind::ReduceScatter, 8, &keep, &outright));
   EXPECT_EQ(AlgoSelector(bare).choose(CollKind::ReduceScatter, 8), AlgoId::Rd);
-  EXPECT_FALSE(AlgoSelector(vm).smallSizeAlgo(CollKind::Broadcast, 8, &keep));
+  EXPECT_FALSE(AlgoSelector(vm).smallSizeAlgo(CollKind::Broadcast, 8, &keep, &outright));
 }
 
 TEST(Selector, CandidatesAreTheModelsChoiceAndItsCloseRivals) {
