@@ -64,7 +64,9 @@ AlgoId AlgoSelector::evaluate(CollKind kind, uint64_t bytes) const {
   // next (ranks sharing cores, wake-ups) and put algorithms level that back to back are not (the calibration's
   // short blocks): the small-size algorithm (smallSizeAlgo) keeps them unless another's estimate beats
   // its own by a clear margin. The small allgathers and reduce-scatters on one host keep theirs outright: no call at
-  // init measured them, and the model's per-byte terms there are other sizes' (rd's scale, measured at 128 KiB).
+  // init measured them, and the model's per-byte terms there are other sizes' (rd's scale, measured at 128 KiB). So
+  // do the allreduces up to 1 KiB on one host of 2 ranks, where the calibration times rd and oneshot within its own
+  // spread of each other.
   AlgoId keep;
   bool outright = false;
   if (bytes <= kSmallAllReduceBytes && smallSizeAlgo(kind, bytes, &keep, &outright)) {

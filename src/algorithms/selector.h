@@ -190,8 +190,9 @@ constexpr uint64_t kSmallAllGatherBytes = 2 << 10;
 // above it). The calibration times the two within each other's spread there (oneshot 0.5-0.6 us, rd 0.4-0.5, six
 // launches of the VM), and the margin kept rd; back to back on the VM the two ran level up to 2 KiB and rd faster at
 // 4 and 8 KiB (1.44 us against 1.57, 2.27 against 2.68), while in selector_perf's tables oneshot ran 1.10-1.19x faster
-// than rd from 8 B to 512 B (1.08 at 1 KiB, rd 1.08x faster at 2 KiB), and with a core per rank 1.13-1.18x faster
-// from 8 B to 128 B (docs/PERFORMANCE.md, "Fourteenth session" and "Nineteenth session").
+// than rd from 8 B to 512 B (1.08x at 1 KiB) and rd was the best forced algorithm at 2 and 4 KiB in four jobs of
+// four, and with a core per rank oneshot ran 1.13-1.18x faster from 8 B to 128 B (docs/PERFORMANCE.md, "Fourteenth
+// session" and "Nineteenth session").
 constexpr uint64_t kTwoRankOneshotAllReduceBytes = 1 << 10;
 constexpr double kSmallAllReduceMargin = 1.25;
 

@@ -230,6 +230,22 @@ std::vector<AlgoId> CloseByBruteForce(CollKind kind, uint64_t bytes, const CostI
   return out;
 }
 
+// `in` with no peer-mapped windows (TCP, STRATA_WINDOW_BYTES=0): oneshot and twoshot do not fit.
+CostInputs WithoutWindows(CostInputs in) {
+  in.peerMapped = false;
+  in.windowBytes = 0;
+  return in;
+}
+
+// rd keeps the small allreduces of `in` by the margin, not outright.
+void ExpectRdKeepsTheSmallAllReduces(const CostInputs& in) {
+  AlgoId keep;
+  bool outright = true;
+  ASSERT_TRUE(AlgoSelector(in).smallSizeAlgo(CollKind::AllReduce, 8, &keep, &outright));
+  EXPECT_EQ(keep, AlgoId::Rd) << in.nranks << " ranks on " << in.nhosts << " hosts";
+  EXPECT_FALSE(outright);
+}
+
 // On one host of three ranks or more, where oneshot fits, it keeps the small allreduces instead of rd: 4 ranks with a
 // core each timed rd 1.8 us and oneshot 1.7 at init, and back to back rd ran 1.36x oneshot's time.
 TEST(Selector, OnOneHostOfThreeRanksOrMoreOneshotKeepsTheSmallAllReduces) {
@@ -247,14 +263,8 @@ TEST(Selector, OnOneHostOfThreeRanksOrMoreOneshotKeepsTheSmallAllReduces) {
   four.reset(in);
   EXPECT_EQ(four.choose(CollKind::AllReduce, 8), AlgoId::Rd);
   // No windows, or more than one host: rd. (Two ranks: the next test.)
-  CostInputs bare = OneHostWindows();
-  bare.peerMapped = false;
-  bare.windowBytes = 0;
-  for (const CostInputs& other : {bare, Shape(2, 2, 1.25)}) {
-    ASSERT_TRUE(AlgoSelector(other).smallSizeAlgo(CollKind::AllReduce, 8, &keep, &outright));
-    EXPECT_EQ(keep, AlgoId::Rd) << other.nranks << " ranks on " << other.nhosts << " hosts";
-    EXPECT_FALSE(outright);
-  }
+  for (const CostInputs& other : {WithoutWindows(OneHostWindows()), Shape(2, 2, 1.25)})
+    ExpectRdKeepsTheSmallAllReduces(other);
 }
 
 // On one host of 2 ranks oneshot keeps the allreduces up to 1 KiB outright, and rd keeps them above by the margin:
@@ -279,13 +289,8 @@ TEST(Selector, OnTwoRanksOneshotKeepsTheAllReducesUpToOneKib) {
   EXPECT_EQ(keep, AlgoId::Rd);
   EXPECT_FALSE(outright);
   // Without windows, or with 2 ranks on two hosts, rd by the margin.
-  CostInputs bare = vm;
-  bare.peerMapped = false;
-  bare.windowBytes = 0;
-  for (const CostInputs& other : {bare, Shape(2, 1, 1.25)}) {
-    ASSERT_TRUE(AlgoSelector(other).smallSizeAlgo(CollKind::AllReduce, 8, &keep, &outright));
-    EXPECT_EQ(keep, AlgoId::Rd) << other.nranks << " ranks on " << other.nhosts << " hosts";
-    EXPECT_FALSE(outright);
+  for (const CostInputs& other : {WithoutWindows(vm), Shape(2, 1, 1.25)}) {
+    ExpectRdKeepsTheSmallAllReduces(other);
     EXPECT_EQ(AlgoSelector(other).choose(CollKind::AllReduce, 8), AlgoId::Rd);
   }
 }
@@ -322,9 +327,7 @@ TEST(Selector, OnOneHostOneshotKeepsTheSmallAllgathersAndReduceScatters) {
   AlgoId keep;
   bool outright;
   EXPECT_FALSE(AlgoSelector(Shape(2, 2, 1.25)).smallSizeAlgo(CollKind::AllGather, 8, &keep, &outright));
-  CostInputs bare = vm;
-  bare.peerMapped = false;
-  bare.windowBytes = 0;
+  const CostInputs bare = WithoutWindows(vm);
   EXPECT_FALSE(AlgoSelector(bare).smallSizeAlgo(CollKind::ReduceScatter, 8, &keep, &outright));
   EXPECT_EQ(AlgoSelector(bare).choose(CollKind::ReduceScatter, 8), AlgoId::Rd);
   EXPECT_FALSE(AlgoSelector(vm).smallSizeAlgo(CollKind::Broadcast, 8, &keep, &outright));
