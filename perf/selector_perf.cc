@@ -67,7 +67,8 @@ std::vector<std::string> DefaultAlgos(const std::string& collective) {
   if (collective == "allreduce")
     return {"ring", "tree", "rd", "rhd", "direct", "oneshot", "twoshot", "hier", "hier_leader"};
   if (collective == "broadcast" || collective == "reduce") return {"chain", "tree", "hier"};
-  return {"ring", "rd", "rhd", "oneshot", "twoshot", "hier"};  // allgather, reducescatter
+  // allgather, reducescatter; not twoshot, which runs oneshot's plan for them (and the selector never picks)
+  return {"ring", "rd", "rhd", "oneshot", "hier"};
 }
 
 void Usage(FILE* out) {
@@ -76,7 +77,8 @@ void Usage(FILE* out) {
                "[-k BLOCK] [-A ALGOS] [-C COLLECTIVE] [-c 0|1] [-T SEC]\n"
                "  the selector's choice for COLLECTIVE (allreduce, the default, allgather, reducescatter, broadcast "
                "or reduce; float32 sums, root 0) against each algorithm of ALGOS (comma list; default: every one that "
-               "serves COLLECTIVE, for allreduce ring,tree,rd,rhd,direct,oneshot,twoshot,hier,hier_leader) forced "
+               "serves COLLECTIVE, for allreduce ring,tree,rd,rhd,direct,oneshot,twoshot,hier,hier_leader; for "
+               "allgather and reducescatter not twoshot, which runs oneshot's plan there) forced "
                "on a communicator of its own, "
                "block by block in one job\n"
                "  -b/-e/-f sizes (default 8 to 256M, factor 2; a size is the whole vector: the allgather's output, "

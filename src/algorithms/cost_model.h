@@ -81,7 +81,8 @@ double RecursiveScaleAt(const CostInputs& in, double bytes);
 // oneshot, twoshot, hier, hier_leader, pairwise, chain, direct) running `kind` on `bytes`, the size of
 // the whole vector (allreduce/broadcast/reduce: the buffer; allgather: the output; reduce-scatter:
 // the input; alltoall: everything one rank sends). Returns a negative value when the algorithm does
-// not serve this collective or shape (then it must not be chosen).
+// not serve this collective or shape (then it must not be chosen), and for twoshot's allgather and reduce-scatter,
+// which run oneshot's plan (they can still be forced).
 double EstimateUs(const std::string& algorithm, CollKind kind, uint64_t bytes, const CostInputs& in);
 
 // The cheapest of `candidates` for (kind, bytes), or "" when none applies. Ties go to the earlier

@@ -209,19 +209,20 @@ uint64_t AlgoSelector::measureMinBytes() const {
 
 bool AlgoSelector::timedWherever(AlgoId id, CollKind kind, uint64_t bytes) const {
   // Above kWindowAlgoSelectMaxBytes the model's estimates do not rank the window algorithms (see ModelRanks: too low on
-  // 2 ranks; on 4 ranks of the development VM oneshot's came out at 2.3-3.0x rhd's at 512 KiB, where the two ran
-  // within 1.2x of each other), so they are timed wherever they fit, up to the largest class twoshot fits. Above it
-  // only oneshot is left, reading every peer's whole buffer: at 1 MiB it ran 1.04-2.06x the best forced algorithm in
-  // every table on 2 and 4 ranks, and timing it took the budget from the model's close rivals (4 ranks: rd the
-  // model's choice, the budget leaves room for two of rd, rhd and oneshot, and rd ran 1.14x and 1.21x slower than rhd
-  // in two jobs of three; docs/PERFORMANCE.md, "Tenth session"). Allgather and reduce-scatter run twoshot as oneshot,
-  // so for them oneshot alone is timed, wherever it fits: an allgather's window holds one rank's input, and on 4 ranks
-  // the two ran 1.16-1.35x faster than the rd the model kept at 1-4 MiB, where they were not timed
+  // 2 ranks; on 4 ranks of the development VM oneshot's came out at 2.3-3.0x rhd's at 512 KiB, where the two ran within
+  // 1.2x of each other), so they are timed wherever they fit, up to the largest class the allreduce's twoshot fits.
+  // Above it only oneshot is left, reading every peer's whole buffer: at 1 MiB it ran 1.04-2.06x the best forced
+  // algorithm in every table on 2 and 4 ranks, and timing it took the budget from the model's close rivals (4 ranks: rd
+  // the model's choice, the budget leaves room for two of rd, rhd and oneshot, and rd ran 1.14x and 1.21x slower than
+  // rhd in two jobs of three; docs/PERFORMANCE.md, "Tenth session"). Allgather and reduce-scatter run twoshot as
+  // oneshot, so for them oneshot alone is timed, wherever it fits: an allgather's window holds one rank's input, and on
+  // 4 ranks the two ran 1.16-1.35x faster than the rd the model kept at 1-4 MiB, where they were not timed
   // (docs/PERFORMANCE.md, "Seventeenth session"); timing both left the 4 MiB class over the budget.
   if (id == AlgoId::TwoShot && kind != CollKind::AllReduce) return false;
   if (IsWindowAlgo(id)) {
     const uint64_t at = ClassBytes(bytes);
-    return at > kWindowAlgoSelectMaxBytes && estimateUs(AlgoId::TwoShot, kind, at) >= 0;
+    const AlgoId reach = kind == CollKind::AllReduce ? AlgoId::TwoShot : AlgoId::OneShot;
+    return at > kWindowAlgoSelectMaxBytes && estimateUs(reach, kind, at) >= 0;
   }
   // Nor does it rank hier_leader across hosts: over 2 hosts x 2 ranks at 10 Gbit/s it ran 1.45-1.62x faster than the
   // hier or ring the selector kept at 256 KiB - 1 MiB, where it was often not among the timed candidates

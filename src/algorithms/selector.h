@@ -42,8 +42,9 @@ class AlgoSelector {
   // The algorithms worth timing for the size class of `bytes`: the model's choice first, then every other
   // implemented algorithm whose estimate at the class's power of two is within kMeasureMargin of it (and may be timed
   // as a rival, timedAsRival), cheapest first, at most kMeasureMaxCandidates in all, and above
-  // kWindowAlgoSelectMaxBytes oneshot and twoshot where they fit up to the largest class twoshot fits for the
-  // collective (the model cannot rank them there; never otherwise), and across hosts hier_leader (timedWherever). Only
+  // kWindowAlgoSelectMaxBytes oneshot and twoshot where they fit up to the largest class the allreduce's twoshot fits
+  // (the model cannot rank them there; never otherwise; an allgather's and a reduce-scatter's oneshot alone, wherever
+  // it fits), and across hosts hier_leader (timedWherever). Only
   // the model's choice below measureMinBytes(), for the empty buffer (nothing moves) and for broadcast and reduce; but
   // across hosts a small allreduce whose model's choice is not rd has rd beside it (smallOverridesRd). (Whether the
   // candidates' timing fits kMeasureBudgetUs is the caller's to decide.)
@@ -53,8 +54,9 @@ class AlgoSelector {
   // of the bytes that cross hosts, or (allgather, reduce-scatter) by hop latencies that no small call measured.
   bool smallOverridesRd(CollKind kind, uint64_t bytes, AlgoId pick) const;
   // Whether `id` is timed for `kind` in the size class of `bytes` whatever the model estimates (where it fits, and the
-  // class is timed at all): the window algorithms above kWindowAlgoSelectMaxBytes up to the largest class twoshot fits
-  // for `kind` (allgather and reduce-scatter run twoshot as oneshot: oneshot alone for them), hier_leader across hosts.
+  // class is timed at all): the window algorithms above kWindowAlgoSelectMaxBytes up to the largest class the
+  // allreduce's twoshot fits (allgather and reduce-scatter run twoshot as oneshot: oneshot alone for them, wherever it
+  // fits), hier_leader across hosts.
   // The caller keeps them when the budget drops the model's other alternatives.
   bool timedWherever(AlgoId id, CollKind kind, uint64_t bytes) const;
   // Whether a small call of `kind` (up to kSmallAllReduceBytes) has an algorithm that keeps it, which (`keep`), and
