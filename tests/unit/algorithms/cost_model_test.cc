@@ -401,6 +401,11 @@ TEST(CostModel, OneshotWinsSmallAllReduceOnOneHostWithPeerMapping) {
   EXPECT_GT(EstimateUs("oneshot", CollKind::AllReduce, 1 << 20, in), 0);
   EXPECT_LT(EstimateUs("twoshot", CollKind::AllReduce, 1 << 20, in), 0);
   EXPECT_GT(EstimateUs("twoshot", CollKind::AllReduce, 512 << 10, in), 0);
+  // An allgather or reduce-scatter forced to twoshot runs oneshot's plan: the model offers oneshot alone for them.
+  for (CollKind kind : {CollKind::AllGather, CollKind::ReduceScatter}) {
+    EXPECT_GT(EstimateUs("oneshot", kind, 4096, in), 0) << CollKindName(kind);
+    EXPECT_LT(EstimateUs("twoshot", kind, 4096, in), 0) << CollKindName(kind);
+  }
   in.peerMapped = false;
   EXPECT_LT(EstimateUs("oneshot", CollKind::AllReduce, 4096, in), 0);
 }
