@@ -218,10 +218,11 @@ bool AlgoSelector::timedWherever(AlgoId id, CollKind kind, uint64_t bytes) const
   // oneshot, so for them oneshot alone is timed, wherever it fits: an allgather's window holds one rank's input, and on
   // 4 ranks the two ran 1.16-1.35x faster than the rd the model kept at 1-4 MiB, where they were not timed
   // (docs/PERFORMANCE.md, "Seventeenth session"); timing both left the 4 MiB class over the budget.
-  if (id == AlgoId::TwoShot && kind != CollKind::AllReduce) return false;
   if (IsWindowAlgo(id)) {
+    // The allreduce's window algorithms as far as its twoshot reaches; otherwise each where the model gives it an
+    // estimate (oneshot where it fits: the model offers twoshot for the allreduce only).
     const uint64_t at = ClassBytes(bytes);
-    const AlgoId reach = kind == CollKind::AllReduce ? AlgoId::TwoShot : AlgoId::OneShot;
+    const AlgoId reach = kind == CollKind::AllReduce ? AlgoId::TwoShot : id;
     return at > kWindowAlgoSelectMaxBytes && estimateUs(reach, kind, at) >= 0;
   }
   // Nor does it rank hier_leader across hosts: over 2 hosts x 2 ranks at 10 Gbit/s it ran 1.45-1.62x faster than the
