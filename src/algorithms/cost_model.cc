@@ -27,6 +27,10 @@ constexpr double kNotApplicable = -1.0;
 // instead of 29, where rd ran 1.31x slower.
 constexpr double kLinkBoundLatencyShare = 0.25;
 
+// One process_vm_readv or process_vm_writev of a piece, beside its bytes: on 2 ranks twoshot in place took 2.1-2.4 us
+// up to 8 KiB, with two calls and two flags.
+constexpr double kCrossMemoryCallUs = 0.6;
+
 // Microseconds to move `bytes` at `gbs` GB/s.
 double Us(double bytes, double gbs) { return gbs > 0 ? bytes / (gbs * 1e3) : 0.0; }
 
@@ -210,9 +214,19 @@ class Model {
   // as two, rd took those sizes.) twoshot raises its flag twice.
   double oneshotCost(CollKind kind, double n) const {
     const double published = kind == CollKind::AllGather ? n / p_ : n;
-    if (multiHost() || !in_.peerMapped || published > static_cast<double>(in_.windowBytes)) return kNotApplicable;
+    if (multiHost() || !in_.peerMapped) return kNotApplicable;
     const double lat = in_.intra.latencyUs;
     const double gbs = in_.intra.bandwidthGBs;
+    if (kind != CollKind::AllReduce && inPlace(n, published)) {
+      // Its block of every peer's input read and reduced (reduce-scatter), or its input written into every peer's
+      // output (allgather), in pieces, each a system call.
+      const double across = (p_ - 1) * n / p_;
+      const double calls = (p_ - 1) * pieces(n / p_) * kCrossMemoryCallUs;
+      if (kind == CollKind::ReduceScatter) return 2 * lat + calls + Us(across, gbs) + reduce(across);
+      if (kind == CollKind::AllGather) return 2 * lat + calls + copy(n / p_) + Us(across, gbs);
+      return kNotApplicable;
+    }
+    if (published > static_cast<double>(in_.windowBytes)) return kNotApplicable;
     switch (kind) {
       case CollKind::AllReduce: return lat + copy(n) + Us((p_ - 1) * n, gbs) + reduce((p_ - 1) * n);
       case CollKind::ReduceScatter: return lat + copy(n) + Us((p_ - 1) * n / p_, gbs) + reduce((p_ - 1) * n / p_);
@@ -224,14 +238,24 @@ class Model {
   // against it at 8 KiB on 4 ranks, the same plan came out 13.3 us and 13.6 and took a rival's place in the timing).
   double twoshotCost(CollKind kind, double n) const {
     if (multiHost() || !in_.peerMapped || kind != CollKind::AllReduce) return kNotApplicable;
-    if (2 * n > static_cast<double>(in_.windowBytes)) return kNotApplicable;
     // Its part of every peer's window read across cores and reduced, then every peer's reduced part read back: both
     // at the link's rate, as oneshot's reads (costed at the copy rate, twoshot looked cheaper than rd at 8 KiB on
-    // 2 ranks and ran 1.29-1.46x slower).
+    // 2 ranks and ran 1.29-1.46x slower). In place (cross-memory attach) it reads its part of the peers' inputs and
+    // writes the result into their outputs, without the copy into the window, a system call per piece and peer.
     const double part = (p_ - 1) * n / p_;
-    return 2 * in_.intra.latencyUs + copy(n) + Us(part, in_.intra.bandwidthGBs) + reduce(part) +
-           Us(part, in_.intra.bandwidthGBs);
+    const double moves = Us(part, in_.intra.bandwidthGBs) + reduce(part) + Us(part, in_.intra.bandwidthGBs);
+    if (inPlace(n, 2 * n)) return 2 * in_.intra.latencyUs + 2 * (p_ - 1) * pieces(n / p_) * kCrossMemoryCallUs + moves;
+    if (2 * n > static_cast<double>(in_.windowBytes)) return kNotApplicable;
+    return 2 * in_.intra.latencyUs + copy(n) + moves;
   }
+  // One/two-shot copy in place rather than through the window (UsePeerAccess in oneshot_plans.cc): `n` is the
+  // collective's whole vector, `published` what the window would have to hold.
+  bool inPlace(double n, double published) const {
+    return in_.peerAccess && in_.windowBytes > 0 &&
+           (n >= static_cast<double>(kPeerAccessMinBytes) || published > static_cast<double>(in_.windowBytes));
+  }
+  // The pieces a rank's part of `part` bytes goes in (kPeerPieceBytes in oneshot_plans.cc), at least one.
+  static double pieces(double part) { return std::max(1.0, std::ceil(part / kPeerPieceBytes)); }
 
   // Two levels: within each host, then between hosts among ranks of the same local index (l flows per
   // NIC at once, each carrying 1/l of the data), then within each host again.

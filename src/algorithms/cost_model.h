@@ -37,6 +37,9 @@ struct CostInputs {
   uint64_t fifoBytes = 1 << 20;        // one connection's FIFO: the direct exchange needs the buffer to fit
   bool peerMapped = false;             // ranks of a host can read each other's buffers (oneshot/twoshot)
   uint64_t windowBytes = 0;            // what one rank's window holds: larger buffers cannot go one/two-shot
+  // ...unless the ranks reach each other's buffers by cross-memory attach (PlanGeometry::peerAccess): then one/two-shot
+  // copy in place from kPeerAccessMinBytes on, whatever the window holds.
+  bool peerAccess = false;
   // Multiplies the per-byte terms of rd and rhd: their exchanges copy into and out of the FIFOs in
   // separate passes where the ring fuses the reduction into its send, and on a host with more ranks
   // than cores every pair exchanges at once. The calibration measures it against the ring.

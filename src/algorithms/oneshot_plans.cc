@@ -7,8 +7,14 @@
 //   window and raises its flag again; then every rank copies every part.
 // Reductions run in rank order, so every rank computes bit-identical results. Consecutive calls use
 // the two halves of each window in turn: a rank rewrites a half only after every peer has signalled
-// the following call, by which time they have finished reading it. A buffer larger than the window
-// runs the FIFO algorithms instead (direct or ring for allreduce, ring otherwise).
+// the following call, by which time they have finished reading it.
+// Where the ranks reach each other's memory by cross-memory attach (PlanGeometry::peerAccess), buffers from
+// kPeerAccessMinBytes, or larger than the window, go in place: every rank publishes its call's buffers with its
+// first flag, then reads its part of the peers' inputs and writes what it computed into their outputs, a piece
+// at a time so that the piece is still in cache when it goes out (the allreduce's one-shot would read every
+// peer's whole buffer: it stays with the window). Its second flag says that it is done with the peers' buffers;
+// once every peer has raised it, this rank's output is complete. Without cross-memory attach a buffer larger
+// than the window runs the FIFO algorithms (direct or ring for allreduce, ring otherwise).
 #include <algorithm>
 
 #include "algorithms/algorithms.h"
@@ -53,6 +59,69 @@ void PartOf(uint64_t count, int n, int i, uint64_t* offset, uint64_t* len) {
   *len = base + (static_cast<uint64_t>(i) < extra ? 1 : 0);
 }
 
+// In place (cross-memory attach) rather than through the window: kPeerAccessMinBytes.
+bool UsePeerAccess(const PlanGeometry& geo, uint64_t bytes, bool fitsWindow) {
+  return geo.peerAccess && geo.windowBytes > 0 && (bytes >= kPeerAccessMinBytes || !fitsWindow);
+}
+
+Step PeerStep(StepOp op, int peer, BufRef src, BufRef dst, BufRef theirs, uint64_t count, bool postDivide = false) {
+  Step s;
+  s.op = op;
+  (op == StepOp::PeerWrite ? s.sendPeer : s.recvPeer) = peer;
+  s.src = src;
+  s.dst = dst;
+  s.peer = theirs;
+  s.count = count;
+  s.postDivide = postDivide;
+  return s;
+}
+
+// dst[0, len) = src[0, len) reduced with every peer's buffer `buf` at `theirs`, in the order r+1, r+2, ...
+void ReducePeers(PlanQueue& q, int n, int r, BufRef src, BufRef dst, BufRef theirs, uint64_t len) {
+  for (int i = 1; i < n; ++i)
+    q.steps.push_back(PeerStep(StepOp::PeerReduce, Mod(r + i, n), i == 1 ? src : dst, dst, theirs, len, i == n - 1));
+}
+
+void WritePeers(PlanQueue& q, int n, int r, BufRef src, BufRef theirs, uint64_t len) {
+  for (int i = 1; i < n; ++i) q.steps.push_back(PeerStep(StepOp::PeerWrite, Mod(r + i, n), src, {}, theirs, len));
+}
+
+// The in-place plans of the header: allreduce (two-shot), reduce-scatter and allgather (one-shot).
+Plan PeerAccessPlan(const char* name, const CollDesc& desc, const PlanGeometry& geo, uint64_t published) {
+  const int n = geo.nranks, r = geo.rank;
+  const uint64_t c = desc.count;
+  Plan plan = NewPlan(name, desc, geo);
+  if (c == 0) return plan;
+  plan.peerElems = published;
+  PlanQueue& q = plan.addQueue(0);
+  SignalAndWait(q, n, r, 1);
+  const uint64_t per = std::max<uint64_t>(1, kPeerPieceBytes / DataTypeSize(desc.dtype));
+  uint64_t off = 0, len = c;
+  if (desc.kind == CollKind::AllReduce) PartOf(c, n, r, &off, &len);
+  if (desc.kind == CollKind::AllGather) Emit(q, StepOp::Copy, -1, -1, Ref(kSendBuf, 0), Ref(kRecvBuf, r * c), c);
+  for (uint64_t i = 0; i < len; i += per) {
+    const uint64_t m = std::min(per, len - i);
+    switch (desc.kind) {
+      case CollKind::AllReduce: {
+        const BufRef at = Ref(kRecvBuf, off + i);
+        ReducePeers(q, n, r, Ref(kSendBuf, off + i), at, Ref(kSendBuf, off + i), m);
+        WritePeers(q, n, r, at, at, m);
+        break;
+      }
+      case CollKind::ReduceScatter: {
+        const BufRef mine = Ref(kSendBuf, r * c + i);
+        ReducePeers(q, n, r, mine, Ref(kRecvBuf, i), mine, m);
+        break;
+      }
+      default:  // allgather
+        WritePeers(q, n, r, Ref(kSendBuf, i), Ref(kRecvBuf, r * c + i), m);
+        break;
+    }
+  }
+  SignalAndWait(q, n, r, 2);
+  return plan;
+}
+
 }  // namespace
 
 Plan OneShotPlan(const CollDesc& desc, const PlanGeometry& geo) {
@@ -60,6 +129,10 @@ Plan OneShotPlan(const CollDesc& desc, const PlanGeometry& geo) {
   const uint64_t c = desc.count;
   const uint64_t published = desc.kind == CollKind::ReduceScatter ? c * n : c;
   if (n == 1) return SingleRankPlan(desc, geo, c);
+  // The allreduce's one-shot would read every peer's whole buffer in place: two-shot reads 1/n of each.
+  const uint64_t whole = (desc.kind == CollKind::AllReduce ? c : c * n) * DataTypeSize(desc.dtype);
+  if (desc.kind != CollKind::AllReduce && UsePeerAccess(geo, whole, FitsWindow(geo, published, desc.dtype)))
+    return PeerAccessPlan("oneshot", desc, geo, published);
   if (!FitsWindow(geo, published, desc.dtype)) return FallbackPlan(desc, geo);
   Plan plan = NewPlan("oneshot", desc, geo);
   if (c == 0) return plan;
@@ -87,6 +160,8 @@ Plan TwoShotPlan(const CollDesc& desc, const PlanGeometry& geo) {
   const int n = geo.nranks, r = geo.rank;
   const uint64_t c = desc.count;
   if (n == 1) return SingleRankPlan(desc, geo, c);
+  if (UsePeerAccess(geo, c * DataTypeSize(desc.dtype), FitsWindow(geo, 2 * c, desc.dtype)))
+    return PeerAccessPlan("twoshot", desc, geo, c);
   if (!FitsWindow(geo, 2 * c, desc.dtype)) return FallbackPlan(desc, geo);
   Plan plan = NewPlan("twoshot", desc, geo);
   if (c == 0) return plan;

@@ -16,6 +16,12 @@ const char* StepOpName(StepOp op) {
     case StepOp::LocalReduce: return "localReduce";
     case StepOp::Signal: return "signal";
     case StepOp::WaitPeer: return "waitPeer";
+    case StepOp::PeerRead:
+      return "peerRead";
+    case StepOp::PeerReduce:
+      return "peerReduce";
+    case StepOp::PeerWrite:
+      return "peerWrite";
   }
   return "?";
 }
@@ -26,6 +32,7 @@ std::string Plan::toJson() const {
      << ",\"buffers\":" << nBuffers;
   if (scratchElems) os << ",\"scratchElems\":" << scratchElems;
   if (windowElems) os << ",\"windowElems\":" << windowElems;
+  if (peerElems) os << ",\"peerElems\":" << peerElems;
   os << ",\"queues\":[";
   for (size_t q = 0; q < queues.size(); ++q) {
     if (q) os << ',';
@@ -38,6 +45,8 @@ std::string Plan::toJson() const {
       if (s.sendPeer >= 0) os << ",\"sendPeer\":" << s.sendPeer;
       os << ",\"src\":[" << s.src.buf << ',' << s.src.offset << "],\"dst\":[" << s.dst.buf << ',' << s.dst.offset
          << ']';
+      if (s.op == StepOp::PeerRead || s.op == StepOp::PeerReduce || s.op == StepOp::PeerWrite)
+        os << ",\"peer\":[" << s.peer.buf << ',' << s.peer.offset << ']';
       if (s.postDivide) os << ",\"postDivide\":true";
       if (s.waitQueue >= 0) os << ",\"waitQueue\":" << s.waitQueue << ",\"waitSteps\":" << s.waitSteps;
       os << '}';

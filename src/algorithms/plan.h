@@ -24,6 +24,11 @@ enum class StepOp : uint8_t {
   // Peer-mapped windows (the direct one-shot and two-shot algorithms). `count` is the stage, 1-3.
   Signal,    // raise this rank's window flag to the call's stage `count`, and wake the peers it waits on
   WaitPeer,  // wait until rank recvPeer's window flag reaches stage `count` of this call
+  // Cross-memory attach (the direct algorithms above the window's size): `peer` is a buffer (kSendBuf or kRecvBuf)
+  // of rank recvPeer's call (reads) or sendPeer's (writes), which that rank published with its stage-1 signal.
+  PeerRead,    // dst = peer
+  PeerReduce,  // dst = src (op) peer
+  PeerWrite,   // peer = src
 };
 const char* StepOpName(StepOp op);
 
@@ -45,6 +50,7 @@ struct Step {
   int32_t sendPeer = -1;
   BufRef src;
   BufRef dst;
+  BufRef peer;  // PeerRead, PeerReduce, PeerWrite: the other rank's buffer
   uint64_t count = 0;
   // The step starts once queue `waitQueue` of the plan has done `waitSteps` steps (-1: no wait): a phase
   // that needs what another queue of this rank produced, so that queues over different connections can
@@ -67,6 +73,9 @@ struct Plan {
   int nBuffers = 2;     // buffer ids used: 0 .. nBuffers-1
   uint64_t scratchElems = 0;  // elements of the communicator's scratch buffer (id kScratchBuf) it needs
   uint64_t windowElems = 0;   // elements of every rank's window it uses (0: it uses none)
+  // Elements of every rank's send buffer its peers reach by cross-memory attach (0: none). Such a plan uses the
+  // windows' flags, not their memory.
+  uint64_t peerElems = 0;
   std::vector<PlanQueue> queues;
 
   PlanQueue& addQueue(int channel) {

@@ -219,11 +219,12 @@ bool AlgoSelector::timedWherever(AlgoId id, CollKind kind, uint64_t bytes) const
   // 4 ranks the two ran 1.16-1.35x faster than the rd the model kept at 1-4 MiB, where they were not timed
   // (docs/PERFORMANCE.md, "Seventeenth session"); timing both left the 4 MiB class over the budget.
   if (IsWindowAlgo(id)) {
-    // The allreduce's window algorithms as far as its twoshot reaches; otherwise each where the model gives it an
-    // estimate (oneshot where it fits: the model offers twoshot for the allreduce only).
+    // Each where the model gives it an estimate (oneshot where it fits: the model offers twoshot for the allreduce
+    // only), but the allreduce's oneshot only as far as its twoshot's window reaches: where the ranks copy in place
+    // (CostInputs::peerAccess) twoshot reaches every size, reading 1/p of each peer's buffer where oneshot reads all.
     const uint64_t at = ClassBytes(bytes);
-    const AlgoId reach = kind == CollKind::AllReduce ? AlgoId::TwoShot : id;
-    return at > kWindowAlgoSelectMaxBytes && estimateUs(reach, kind, at) >= 0;
+    if (at <= kWindowAlgoSelectMaxBytes || estimateUs(id, kind, at) < 0) return false;
+    return kind != CollKind::AllReduce || id != AlgoId::OneShot || 2 * at <= in_.windowBytes;
   }
   // Nor does it rank hier_leader across hosts: over 2 hosts x 2 ranks at 10 Gbit/s it ran 1.45-1.62x faster than the
   // hier or ring the selector kept at 256 KiB - 1 MiB, where it was often not among the timed candidates

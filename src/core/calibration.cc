@@ -175,6 +175,7 @@ CostInputs CostInputsFromGeometry(const PlanGeometry& geo) {
   in.fifoBytes = static_cast<uint64_t>(geo.nslots) * geo.slotBytes;
   in.peerMapped = geo.windowBytes > 0;
   in.windowBytes = geo.windowBytes;
+  in.peerAccess = geo.peerAccess;
   in.pipelineBytes = std::max<uint64_t>(geo.slotBytes, static_cast<uint64_t>(geo.nslots / 2) * geo.slotBytes);
   return in;
 }

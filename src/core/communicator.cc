@@ -74,6 +74,7 @@ Status ResolveSettings(const strataConfig_t* config, CommSettings* s) {
   s->nslots = static_cast<int>(ConfigInt("STRATA_NSLOTS"));
   s->directMaxBytes = ConfigBytes("STRATA_DIRECT_MAX_BYTES");
   s->windowBytes = ConfigBytes("STRATA_WINDOW_BYTES");
+  s->cma = ConfigBool("STRATA_CMA");
   s->spinUs = static_cast<int>(ConfigInt("STRATA_SPIN_US"));
   s->yieldUs = static_cast<int>(ConfigInt("STRATA_YIELD_US"));
   s->socketIfname = ConfigString("STRATA_SOCKET_IFNAME");
@@ -434,7 +435,7 @@ Status Communicator::runPlan(const Plan& plan, const void* send, void* recv) {
   const size_t scratchBytes = plan.scratchElems * DataTypeSize(plan.dtype);
   if (scratch_.size() < scratchBytes) scratch_.resize(scratchBytes);
   void* buffers[3] = {const_cast<void*>(send), recv, scratch_.data()};
-  run.start(buffers, plan.windowElems ? ++windowEpoch_ : 0);
+  run.start(buffers, plan.windowElems || plan.peerElems ? ++windowEpoch_ : 0);
   run.setStreamSlots(slotStores_->current(run.sharedSlotBytes()));
   return ExecuteRun(run, waitPolicy());
 }
@@ -549,7 +550,28 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
   return Status::Ok();
 }
 
+Status Communicator::agreeOnPeerAccess() {
+  if (geo_.windowBytes == 0 || !shm_) return Status::Ok();
+  // Plans must agree on every rank: one rank that cannot reach a peer (or has STRATA_CMA=0) turns it off for all.
+  int32_t mine = settings_.cma && shm_->reachesPeers() ? 1 : 0, all = 0;
+  CollDesc d;
+  d.kind = CollKind::AllReduce;
+  d.count = 1;
+  d.dtype = strataInt32;
+  d.op = strataMin;
+  Status st = runPlan(RingAllReducePlan(d, geo_), &mine, &all);
+  if (!st.ok()) return MakeError(st.code(), "agreeing on cross-memory attach: %s", st.message().c_str());
+  geo_.peerAccess = all == 1;
+  STRATA_LOG(INFO, INIT, "cross-memory attach between the ranks of this host: %s",
+             geo_.peerAccess  ? "on"
+             : !settings_.cma ? "off (STRATA_CMA=0 here)"
+             : mine           ? "off (not on every rank)"
+                              : "off (the kernel refused it)");
+  return Status::Ok();
+}
+
 Status Communicator::setupSelector() {
+  STRATA_CHECK(agreeOnPeerAccess());
   CostInputs in = CostInputsFromGeometry(geo_);
   // The topology's link classes first (they hold for any size); the calibration then measures the
   // slowest link the ring crosses.
@@ -590,7 +612,7 @@ Status Communicator::execute(const CollDesc& desc, const void* send, void* recv)
   if (scratch_.size() < scratchBytes) scratch_.resize(scratchBytes);
   void* buffers[3] = {const_cast<void*>(send), recv, scratch_.data()};
   PlanRun& run = *cached->run;
-  run.start(buffers, cached->plan.windowElems ? ++windowEpoch_ : 0);
+  run.start(buffers, cached->plan.windowElems || cached->plan.peerElems ? ++windowEpoch_ : 0);
   lastAlgorithm_ = cached->plan.algorithm;
   const uint64_t shared = run.sharedSlotBytes();
   const SlotStoreTuner::Call stores = slotStores_->begin(shared);

@@ -42,6 +42,7 @@ struct CommSettings {
   int nslots = 8;
   size_t directMaxBytes = 16 << 10;
   size_t windowBytes = 1 << 20;  // STRATA_WINDOW_BYTES
+  bool cma = true;               // STRATA_CMA
   int spinUs = 10;
   int yieldUs = 2000;
   bool checkCalls = false;  // STRATA_CHECK_CALLS
@@ -121,6 +122,8 @@ class Communicator : public ConnectionTable {
   };
   Status cachedPlan(const CollDesc& desc, CachedPlan** out);
   // Runs one plan outside the cache (calibration), with scratch sized for it.
+  // Sets geo_.peerAccess: whether every rank reaches its peers' memory by cross-memory attach (one tiny allreduce).
+  Status agreeOnPeerAccess();
   Status runPlan(const Plan& plan, const void* send, void* recv);
   // Cost inputs from the geometry and the topology's link classes, then calibrated when enabled.
   Status setupSelector();

@@ -57,6 +57,10 @@ const std::vector<KnobInfo>& AllKnobs() {
        "each half of a rank's peer-mapped window in its shared-memory segment, for the oneshot and twoshot "
        "algorithms (buffers up to this size; twoshot allreduce up to half); 0 turns them off; must agree on every "
        "rank"},
+      {"STRATA_CMA", KnobType::Bool, "1",
+       "1: ranks of one host copy straight between each other's buffers (cross-memory attach, process_vm_readv and "
+       "process_vm_writev) in the oneshot and twoshot algorithms for buffers larger than the window, where every "
+       "rank's kernel allows it (probed at init); 0 (on any rank): never"},
       {"STRATA_QUANT", KnobType::String, "",
        "quantize every eligible call (sum/avg of fp32, fp16, bf16): format[:block[:scale[:rounding[:seed]]]], "
        "e.g. int8:128 (docs/QUANTIZATION.md)"},

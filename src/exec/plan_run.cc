@@ -55,6 +55,17 @@ Status PlanRun::init() {
       RecvConnection* rc = nullptr;
       for (const BufRef* ref : {&s.src, &s.dst})
         if (ref->buf >= kWindowBuf) STRATA_CHECK(resolveWindow(ref->buf - kWindowBuf));
+      if (IsPeerOp(s.op)) {
+        const int peer = s.op == StepOp::PeerWrite ? s.sendPeer : s.recvPeer;
+        STRATA_REQUIRE(s.peer.buf == kSendBuf || s.peer.buf == kRecvBuf, strataInternalError,
+                       "%s: a %s step names buffer %d of rank %d (only its send and receive buffers are published)",
+                       plan_.algorithm.c_str(), StepOpName(s.op), s.peer.buf, peer);
+        STRATA_CHECK(resolveWindow(peer));
+        if (s.op == StepOp::PeerReduce && peerTemp_.empty()) peerTemp_.resize(kPeerTempBytes);
+        qs.send.push_back(nullptr);
+        qs.recv.push_back(nullptr);
+        continue;
+      }
       if (s.op == StepOp::Signal || s.op == StepOp::WaitPeer) {
         if (s.op == StepOp::WaitPeer) {
           STRATA_CHECK(resolveWindow(s.recvPeer));
@@ -95,6 +106,8 @@ Status PlanRun::advanceQueue(QueueState& q, bool* progressed) {
     if (s.op == StepOp::Signal) {
       PeerWindow* own = windows_[s.dst.buf - kWindowBuf];
       own->setShape(static_cast<int>(windowEpoch_ & 1), shapeWord());
+      if (plan_.peerElems)
+        own->publishBuffers(static_cast<int>(windowEpoch_ & 1), buffers_[kSendBuf], buffers_[kRecvBuf]);
       own->raise(flagValue(s.count));
       for (PeerWindow* w : wake_) w->wake();
       ++q.step;
@@ -109,7 +122,13 @@ Status PlanRun::advanceQueue(QueueState& q, bool* progressed) {
                          "rank %d's window holds %llu elements of type %d, this rank's call has %llu of type %d: the "
                          "ranks passed different counts or datatypes",
                          s.recvPeer, static_cast<unsigned long long>(theirs >> 8), static_cast<int>(theirs & 0xff),
-                         static_cast<unsigned long long>(plan_.windowElems), static_cast<int>(plan_.dtype));
+                         static_cast<unsigned long long>(shapeWord() >> 8), static_cast<int>(plan_.dtype));
+      ++q.step;
+      *progressed = true;
+      continue;
+    }
+    if (IsPeerOp(s.op)) {
+      STRATA_CHECK(runPeerStep(s, divisor));
       ++q.step;
       *progressed = true;
       continue;
@@ -191,6 +210,27 @@ Status PlanRun::advanceQueue(QueueState& q, bool* progressed) {
       q.done = 0;
       ++q.step;
     }
+  }
+  return Status::Ok();
+}
+
+Status PlanRun::runPeerStep(const Step& s, int divisor) {
+  const int h = static_cast<int>(windowEpoch_ & 1);
+  const uint64_t bytes = s.count * esize_, peerOffset = s.peer.offset * esize_;
+  switch (s.op) {
+    case StepOp::PeerRead:
+      return windows_[s.recvPeer]->readPeer(h, s.peer.buf, peerOffset, at(s.dst, 0), bytes);
+    case StepOp::PeerWrite:
+      return windows_[s.sendPeer]->writePeer(h, s.peer.buf, peerOffset, at(s.src, 0), bytes);
+    default:
+      break;
+  }
+  // PeerReduce: the peer's elements land in a buffer small enough to stay in cache, one piece at a time.
+  const uint64_t per = kPeerTempBytes / esize_;
+  for (uint64_t i = 0; i < s.count; i += per) {
+    const uint64_t n = std::min(per, s.count - i);
+    STRATA_CHECK(windows_[s.recvPeer]->readPeer(h, s.peer.buf, peerOffset + i * esize_, peerTemp_.data(), n * esize_));
+    HostReduce(at(s.dst, i), at(s.src, i), peerTemp_.data(), n, plan_.dtype, plan_.op, divisor);
   }
   return Status::Ok();
 }

@@ -58,10 +58,19 @@ class PlanRun : public Run {
     return base + (ref.offset + elem) * esize_;
   }
   Status resolveWindow(int rank);
+  // PeerRead, PeerReduce, PeerWrite: done at once (system calls that copy).
+  Status runPeerStep(const Step& s, int divisor);
+  static bool IsPeerOp(StepOp op) {
+    return op == StepOp::PeerRead || op == StepOp::PeerReduce || op == StepOp::PeerWrite;
+  }
+  // What PeerReduce reads of a peer at a time.
+  static constexpr size_t kPeerTempBytes = 256 << 10;
   // Window flags: every call owns four values, one per stage.
   uint64_t flagValue(uint64_t stage) const { return windowEpoch_ * 4 + stage; }
   // This call's window contents as its peers must see them: element count and datatype.
-  uint64_t shapeWord() const { return plan_.windowElems << 8 | static_cast<uint64_t>(plan_.dtype); }
+  uint64_t shapeWord() const {
+    return (plan_.windowElems ? plan_.windowElems : plan_.peerElems) << 8 | static_cast<uint64_t>(plan_.dtype);
+  }
 
   const Plan& plan_;
   void* const* buffers_ = nullptr;
@@ -77,6 +86,7 @@ class PlanRun : public Run {
   bool streamOutput_ = false;
   bool streamSlots_ = false;
   uint64_t sharedSlotBytes_ = 0;
+  std::vector<char> peerTemp_;  // PeerReduce's piece of the peer's buffer
   bool finished_ = false;
   bool flushed_ = false;
 };

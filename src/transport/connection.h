@@ -98,6 +98,23 @@ class PeerWindow {
   virtual uint64_t shape(int h) const = 0;
   virtual void setShape(int h, uint64_t value) = 0;  // owner only
   virtual void wake() = 0;  // rings the owner's doorbell, after raising our own flag
+
+  // Cross-memory attach (the direct algorithms above the window's size): the owner publishes the buffers of its call
+  // using half h before it raises the flag; a peer that reaches the owner's memory copies from and to them in place.
+  // `buf` is 0 for the call's send buffer, 1 for its receive buffer; `offset` is in bytes.
+  virtual void publishBuffers(int h, const void* send, void* recv) {
+    (void)h;
+    (void)send;
+    (void)recv;
+  }
+  virtual Status readPeer(int h, int buf, uint64_t offset, void* dst, size_t bytes) {
+    (void)h, (void)buf, (void)offset, (void)dst, (void)bytes;
+    return MakeError(strataInternalError, "this window's owner cannot be reached by cross-memory attach");
+  }
+  virtual Status writePeer(int h, int buf, uint64_t offset, const void* src, size_t bytes) {
+    (void)h, (void)buf, (void)offset, (void)src, (void)bytes;
+    return MakeError(strataInternalError, "this window's owner cannot be reached by cross-memory attach");
+  }
 };
 
 // How the executor finds connections: per channel and peer.

@@ -37,7 +37,8 @@ const Forced kForced[] = {
     {"oneshot", {kAllReduce, kAllGather, kReduceScatter}},
     {"twoshot", {kAllReduce, kAllGather, kReduceScatter}},
 };
-const size_t kCounts[] = {0, 1, 7, 1000, 300001};  // the last is over one FIFO (1 MiB of float)
+// 3000 floats reach cross-memory attach's size (8 KiB) within the window; the last is over one FIFO (1 MiB of float).
+const size_t kCounts[] = {0, 1, 7, 1000, 3000, 300001};
 
 float In(int rank, size_t i) { return static_cast<float>(static_cast<int>((rank * 7 + i * 13) % 11) - 5); }
 
@@ -62,8 +63,10 @@ double Want(Coll c, int n, int r, int root, size_t count, size_t i, bool avg) {
 // The name the plan reports: hierarchical plans fall back to the flat ones on one host, direct to the
 // ring above one FIFO, and one rank runs a local copy.
 // One- and two-shot need peer-mapped windows (shared memory among all ranks; 1 MiB by default) that hold
-// the input (and, for two-shot allreduce, the reduced parts), else direct or ring run.
-std::string WantName(const std::string& forced, Coll c, size_t count, bool twoHosts, bool tcp, int n) {
+// the input (and, for two-shot allreduce, the reduced parts), else direct or ring run. Where the ranks reach
+// each other's memory (`cma`), they copy in place from 8 KiB of the whole vector or beyond the window (not the
+// allreduce's oneshot).
+std::string WantName(const std::string& forced, Coll c, size_t count, bool twoHosts, bool tcp, int n, bool cma) {
   const size_t fifoBytes = (size_t{128} << 10) * 8, windowBytes = size_t{1} << 20;
   if ((forced == "hier" || forced == "hier_leader") && !twoHosts)
     return c == kBroadcast || c == kReduce ? "chain" : "ring";
@@ -72,6 +75,10 @@ std::string WantName(const std::string& forced, Coll c, size_t count, bool twoHo
     // Reduce-scatter publishes all n blocks, allgather and allreduce their own buffer.
     size_t need = (c == kReduceScatter ? count * n : count) * sizeof(float);
     if (forced == "twoshot" && c == kAllReduce) need *= 2;
+    const size_t whole = (c == kAllReduce ? count : count * n) * sizeof(float);
+    const bool inPlace = cma && !twoHosts && !tcp && !(forced == "oneshot" && c == kAllReduce) && count > 0 &&
+                         (whole >= 8192 || need > windowBytes);
+    if (inPlace) return forced;
     if (twoHosts || tcp || need > windowBytes) {
       if (c != kAllReduce) return "ring";
       return count * sizeof(float) <= fifoBytes ? "direct" : "ring";
@@ -81,7 +88,7 @@ std::string WantName(const std::string& forced, Coll c, size_t count, bool twoHo
 }
 
 std::string RunOne(strataComm_t comm, int r, int n, Coll c, size_t count, bool avg, const std::string& forced,
-                   bool twoHosts, bool tcp) {
+                   bool twoHosts, bool tcp, bool cma) {
   const int root = 1;
   const strataRedOp_t op = avg ? strataAvg : strataSum;
   const size_t sendN = c == kReduceScatter || c == kAlltoAll ? count * n : count;
@@ -103,7 +110,7 @@ std::string RunOne(strataComm_t comm, int r, int n, Coll c, size_t count, bool a
   if (rc != strataSuccess) return what + ": " + strataGetLastError(comm);
   const char* ran = nullptr;
   if (strataCommGetLastAlgorithm(comm, &ran) != strataSuccess) return what + ": no algorithm name";
-  const std::string want = WantName(forced, c, count, twoHosts, tcp, n);
+  const std::string want = WantName(forced, c, count, twoHosts, tcp, n, cma);
   if (ran != want) return what + ": ran " + ran + ", expected " + want;
   if (c == kReduce && r != root) return "";
   for (size_t i = 0; i < recvN; ++i) {
@@ -115,12 +122,14 @@ std::string RunOne(strataComm_t comm, int r, int n, Coll c, size_t count, bool a
   return "";
 }
 
-void RunAll(bool tcp, int nodes) {
+void RunAll(bool tcp, int nodes, bool cmaOff = false) {
   MpOptions o;
   o.nranks = 4;
   o.tcp = tcp;
   o.nodes = nodes;
   o.timeoutSec = 120;
+  if (cmaOff) o.beforeInit = [](int) { setenv("STRATA_CMA", "0", 1); };
+  const bool cma = !cmaOff && CrossMemoryAttachWorks();
   MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
     for (const Forced& f : kForced) {
       for (Coll c : f.colls) {
@@ -137,7 +146,7 @@ void RunAll(bool tcp, int nodes) {
         for (size_t count : kCounts)
           for (bool avg : {false, true}) {
             if (avg && (c == kBroadcast || c == kAllGather || c == kAlltoAll)) continue;
-            if (err.empty()) err = RunOne(sub, r, n, c, count, avg, f.name, nodes == 2, tcp);
+            if (err.empty()) err = RunOne(sub, r, n, c, count, avg, f.name, nodes == 2, tcp, cma);
           }
         if (strataCommDestroy(sub) != strataSuccess && err.empty()) err = spec + ": destroy failed";
         if (!err.empty()) return err;
@@ -149,6 +158,8 @@ void RunAll(bool tcp, int nodes) {
 }
 
 TEST(ForcedAlgorithms, SharedMemory) { RunAll(false, 1); }
+// STRATA_CMA=0: one- and two-shot go through the window up to its size, and fall back beyond it.
+TEST(ForcedAlgorithms, SharedMemoryWithoutCrossMemoryAttach) { RunAll(false, 1, true); }
 TEST(ForcedAlgorithms, Tcp) { RunAll(true, 1); }
 TEST(ForcedAlgorithms, TwoHosts) { RunAll(false, 2); }
 
@@ -192,6 +203,85 @@ TEST(ForcedAlgorithms, WindowsReusedCallAfterCall) {
         if (recv[i] != want)
           err = "call " + std::to_string(call) + " (" + kCollKeys[c] + "): element " + std::to_string(i) + " is " +
                 std::to_string(recv[i]) + ", expected " + std::to_string(want);
+      }
+    }
+    if (strataCommDestroy(sub) != strataSuccess && err.empty()) err = "destroy failed";
+    return err;
+  });
+  EXPECT_TRUE(res.ok()) << res.summary();
+}
+
+// In place by cross-memory attach, call after call: each call publishes its own buffers (two sets used in turn, every
+// other call in place), its inputs change every call, and the ranks run at different speeds. A rank must never read a
+// peer's buffer of another call, nor return before its peers have written their parts into its output. Three ranks,
+// so that the parts are uneven; counts from 8 KiB to over a piece (256 KiB) and over the window.
+TEST(ForcedAlgorithms, CrossMemoryAttachCallAfterCall) {
+  if (!CrossMemoryAttachWorks()) GTEST_SKIP() << "process_vm_readv/writev between processes is refused here";
+  MpOptions o;
+  o.nranks = 3;
+  o.timeoutSec = 120;
+  MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
+    strataConfig_t cfg = STRATA_CONFIG_INITIALIZER;
+    cfg.algorithm = "allreduce:twoshot;allgather:oneshot;reducescatter:oneshot";
+    strataComm_t sub = nullptr;
+    if (strataCommSplit(comm, 0, r, &sub, &cfg) != strataSuccess)
+      return std::string("split: ") + strataGetLastError(comm);
+    const size_t counts[] = {2049, 70001, 300001};
+    const size_t most = 300001 * n;
+    std::vector<float> sets[2][2] = {{std::vector<float>(most), std::vector<float>(most)},
+                                     {std::vector<float>(most), std::vector<float>(most)}};
+    std::string err;
+    for (int call = 0; call < 90 && err.empty(); ++call) {
+      if (r == 0 && call % 7 == 0) usleep(3000);
+      const Coll c = call % 3 == 0 ? kAllReduce : call % 3 == 1 ? kAllGather : kReduceScatter;
+      const size_t count = counts[(call / 3) % 3];
+      const bool inPlace = (call / 9) % 2 == 1;
+      std::vector<float>& a = sets[call % 2][0];
+      std::vector<float>& b = sets[call % 2][1];
+      auto in = [&](int q, size_t i) {
+        return static_cast<float>((q + 1) * 1000 + call * 7 + static_cast<int>(i % 5));
+      };
+      const size_t sendN = c == kReduceScatter ? count * n : count;
+      // NCCL's in-place offsets: the allgather sends from its block of the output, the reduce-scatter's output is its
+      // block of the input.
+      float* recv = b.data();
+      float* send = a.data();
+      if (inPlace) {
+        send = c == kAllGather ? b.data() + r * count : b.data();
+        recv = c == kReduceScatter ? b.data() + r * count : b.data();
+      }
+      for (size_t i = 0; i < sendN; ++i) send[i] = in(r, i);
+      strataResult_t rc;
+      if (c == kAllReduce)
+        rc = strataAllReduce(send, recv, count, strataFloat32, strataSum, sub, nullptr);
+      else if (c == kAllGather)
+        rc = strataAllGather(send, recv, count, strataFloat32, sub, nullptr);
+      else
+        rc = strataReduceScatter(send, recv, count, strataFloat32, strataSum, sub, nullptr);
+      const std::string what = "call " + std::to_string(call) + " (" + kCollKeys[c] + ", " + std::to_string(count) +
+                               (inPlace ? ", in place" : "") + ")";
+      if (rc != strataSuccess) {
+        err = what + ": " + strataGetLastError(sub);
+        break;
+      }
+      const char* ran = nullptr;
+      if (strataCommGetLastAlgorithm(sub, &ran) != strataSuccess ||
+          std::string(ran) != (c == kAllReduce ? "twoshot" : "oneshot")) {
+        err = what + ": ran " + (ran ? ran : "?");
+        break;
+      }
+      const size_t recvN = c == kAllGather ? count * n : count;
+      for (size_t i = 0; i < recvN && err.empty(); ++i) {
+        double want = 0;
+        if (c == kAllGather) {
+          want = in(static_cast<int>(i / count), i % count);
+        } else {
+          const size_t idx = c == kReduceScatter ? r * count + i : i;
+          for (int q = 0; q < n; ++q) want += in(q, idx);
+        }
+        if (recv[i] != want)
+          err = what + ": element " + std::to_string(i) + " is " + std::to_string(recv[i]) + ", expected " +
+                std::to_string(want);
       }
     }
     if (strataCommDestroy(sub) != strataSuccess && err.empty()) err = "destroy failed";

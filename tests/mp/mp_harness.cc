@@ -1,17 +1,19 @@
 #include "mp_harness.h"
 
-#include "transport/shm/shm_segment.h"
-
 #include <poll.h>
 #include <signal.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+
+#include "transport/shm/shm_segment.h"
 
 namespace strata {
 namespace test {
@@ -172,6 +174,43 @@ MpResult Run(const MpOptions& o, const RankFn& fn, bool makeComm) {
 }  // namespace
 
 MpResult RunRanks(const MpOptions& options, const RankFn& fn) { return Run(options, fn, true); }
+
+bool CrossMemoryAttachWorks() {
+  static const bool works = [] {
+    int ready[2], done[2];
+    if (pipe(ready) != 0) return false;
+    if (pipe(done) != 0) {
+      close(ready[0]);
+      close(ready[1]);
+      return false;
+    }
+    static volatile uint64_t word = 0;
+    word = 0;
+    const pid_t child = fork();
+    if (child == 0) {
+      word = 0x5eed5eedULL;  // the child's copy only
+      char c = 1;
+      if (write(ready[1], &c, 1) != 1) _exit(1);
+      if (read(done[0], &c, 1) < 0) _exit(1);
+      _exit(word == 0x1234ULL ? 0 : 2);
+    }
+    bool ok = false;
+    char c = 0;
+    if (child > 0 && read(ready[0], &c, 1) == 1) {
+      uint64_t seen = 0, put = 0x1234ULL;
+      iovec local{&seen, sizeof(seen)}, remote{const_cast<uint64_t*>(&word), sizeof(seen)};
+      const bool readOk = process_vm_readv(child, &local, 1, &remote, 1, 0) == sizeof(seen) && seen == 0x5eed5eedULL;
+      iovec out{&put, sizeof(put)};
+      ok = readOk && process_vm_writev(child, &out, 1, &remote, 1, 0) == sizeof(put);
+      if (write(done[1], &c, 1) != 1) ok = false;
+    }
+    int status = 0;
+    if (child > 0 && waitpid(child, &status, 0) == child) ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    for (int fd : {ready[0], ready[1], done[0], done[1]}) close(fd);
+    return ok;
+  }();
+  return works;
+}
 MpResult RunProcesses(const MpOptions& options, const RankFn& fn) { return Run(options, fn, false); }
 
 }  // namespace test

@@ -39,5 +39,9 @@ MpResult RunRanks(const MpOptions& options, const RankFn& fn);
 // Same, without making a communicator: the function gets a null comm (for tests of init itself).
 MpResult RunProcesses(const MpOptions& options, const RankFn& fn);
 
+// Whether this process can read and write a child's memory with process_vm_readv/writev (cross-memory attach), as
+// the ranks of a communicator on this host will try to: tests expect the in-place one/two-shot plans only then.
+bool CrossMemoryAttachWorks();
+
 }  // namespace test
 }  // namespace strata

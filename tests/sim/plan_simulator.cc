@@ -1,5 +1,6 @@
 #include "plan_simulator.h"
 
+#include <cstring>
 #include <map>
 #include <tuple>
 
@@ -23,12 +24,28 @@ class SimWindow : public PeerWindow {
   void wake() override {}
   uint64_t shape(int h) const override { return shape_[h & 1]; }
   void setShape(int h, uint64_t value) override { shape_[h & 1] = value; }
+  // Every simulated rank lives in this process: cross-memory attach is a plain copy.
+  void publishBuffers(int h, const void* send, void* recv) override {
+    buffers_[h & 1][0] = static_cast<char*>(const_cast<void*>(send));
+    buffers_[h & 1][1] = static_cast<char*>(recv);
+  }
+  Status readPeer(int h, int buf, uint64_t offset, void* dst, size_t bytes) override {
+    STRATA_REQUIRE(buffers_[h & 1][buf & 1], strataInternalError, "a peer read before the owner published");
+    std::memcpy(dst, buffers_[h & 1][buf & 1] + offset, bytes);
+    return Status::Ok();
+  }
+  Status writePeer(int h, int buf, uint64_t offset, const void* src, size_t bytes) override {
+    STRATA_REQUIRE(buffers_[h & 1][buf & 1], strataInternalError, "a peer wrote before the owner published");
+    std::memcpy(buffers_[h & 1][buf & 1] + offset, src, bytes);
+    return Status::Ok();
+  }
 
  private:
   std::vector<char> mem_;
   size_t half_;
   uint64_t flag_ = 0;
   uint64_t shape_[2] = {0, 0};
+  char* buffers_[2][2] = {{nullptr, nullptr}, {nullptr, nullptr}};
 };
 
 // All FIFOs and windows of the simulated job; each rank sees its own ends.

@@ -1,35 +1,116 @@
 #include "transport/shm/shm_transport.h"
 
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
 
 #include "transport/shm/shm_connection.h"
 
 namespace strata {
 
+namespace {
+
+// The window's words in the segment header, at ShmLayout::kWindowFlagOffset.
+struct WindowHeader {
+  std::atomic<uint64_t> flag;
+  std::atomic<uint64_t> shape[2];       // one per half (PeerWindow::shape)
+  std::atomic<uint64_t> buffers[2][2];  // per half: the call's send and receive buffers, in the owner's addresses
+  uint64_t pid;                         // the owner's process, as its own pid namespace numbers it
+  uint64_t cookie;                      // random: read through cross-memory attach at cookieAddr, it proves the reach
+  uint64_t cookieAddr;                  // where the owner maps `cookie`
+};
+
+// Moves `bytes` between this process and process `pid` with process_vm_readv/writev (which may move less than asked).
+Status CrossMemoryCopy(pid_t pid, bool write, void* local, uint64_t remote, size_t bytes, int rank) {
+  char* l = static_cast<char*>(local);
+  while (bytes > 0) {
+    iovec li{l, bytes}, ri{reinterpret_cast<void*>(remote), bytes};
+    const ssize_t n = write ? process_vm_writev(pid, &li, 1, &ri, 1, 0) : process_vm_readv(pid, &li, 1, &ri, 1, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      return MakeError(strataSystemError, "cross-memory attach: %s %zu bytes %s rank %d's buffer failed: %s",
+                       write ? "writing" : "reading", bytes, write ? "into" : "from", rank,
+                       n < 0 ? strerror(errno) : "no progress");
+    l += n;
+    remote += static_cast<uint64_t>(n);
+    bytes -= static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+static_assert(ShmLayout::kWindowFlagOffset + sizeof(WindowHeader) <= 4096, "the window header fits the segment header");
+
 // A window inside a mapped segment: the halves after the header, the flag in the header.
 class ShmTransport::Window : public PeerWindow {
  public:
-  Window(const ShmSegment& seg, const ShmLayout& layout)
+  Window(const ShmSegment& seg, const ShmLayout& layout, int rank, bool own)
       : base_(static_cast<char*>(seg.base()) + layout.windowOffset()),
         bytes_(layout.windowBytes),
-        flag_(reinterpret_cast<std::atomic<uint64_t>*>(static_cast<char*>(seg.base()) + ShmLayout::kWindowFlagOffset)),
-        shape_(flag_ + 1),
-        bell_(static_cast<Doorbell*>(seg.base())) {}
+        head_(reinterpret_cast<WindowHeader*>(static_cast<char*>(seg.base()) + ShmLayout::kWindowFlagOffset)),
+        bell_(static_cast<Doorbell*>(seg.base())),
+        rank_(rank),
+        own_(own) {
+    if (own) {
+      head_->pid = static_cast<uint64_t>(getpid());
+      uint64_t cookie = 0;
+      if (getrandom(&cookie, sizeof(cookie), 0) != static_cast<ssize_t>(sizeof(cookie)))
+        cookie = static_cast<uint64_t>(getpid()) << 32 ^ static_cast<uint64_t>(time(nullptr));
+      head_->cookie = cookie;
+      head_->cookieAddr = reinterpret_cast<uint64_t>(&head_->cookie);
+    }
+  }
   char* half(int h) override { return base_ + (h & 1) * bytes_; }
   size_t halfBytes() const override { return bytes_; }
-  uint64_t flag() const override { return flag_->load(std::memory_order_acquire); }
-  void raise(uint64_t value) override { flag_->store(value, std::memory_order_release); }
+  uint64_t flag() const override { return head_->flag.load(std::memory_order_acquire); }
+  void raise(uint64_t value) override { head_->flag.store(value, std::memory_order_release); }
   void wake() override { bell_->ring(); }
   // Ordered by the flag: stored before the owner's release, loaded after the reader's acquire.
-  uint64_t shape(int h) const override { return shape_[h & 1].load(std::memory_order_relaxed); }
-  void setShape(int h, uint64_t value) override { shape_[h & 1].store(value, std::memory_order_relaxed); }
+  uint64_t shape(int h) const override { return head_->shape[h & 1].load(std::memory_order_relaxed); }
+  void setShape(int h, uint64_t value) override { head_->shape[h & 1].store(value, std::memory_order_relaxed); }
+  void publishBuffers(int h, const void* send, void* recv) override {
+    head_->buffers[h & 1][0].store(reinterpret_cast<uint64_t>(send), std::memory_order_relaxed);
+    head_->buffers[h & 1][1].store(reinterpret_cast<uint64_t>(recv), std::memory_order_relaxed);
+  }
+  Status readPeer(int h, int buf, uint64_t offset, void* dst, size_t bytes) override {
+    const uint64_t at = head_->buffers[h & 1][buf & 1].load(std::memory_order_relaxed) + offset;
+    if (own_) {
+      std::memcpy(dst, reinterpret_cast<const void*>(at), bytes);
+      return Status::Ok();
+    }
+    return CrossMemoryCopy(static_cast<pid_t>(head_->pid), false, dst, at, bytes, rank_);
+  }
+  Status writePeer(int h, int buf, uint64_t offset, const void* src, size_t bytes) override {
+    const uint64_t at = head_->buffers[h & 1][buf & 1].load(std::memory_order_relaxed) + offset;
+    if (own_) {
+      std::memcpy(reinterpret_cast<void*>(at), src, bytes);
+      return Status::Ok();
+    }
+    return CrossMemoryCopy(static_cast<pid_t>(head_->pid), true, const_cast<void*>(src), at, bytes, rank_);
+  }
+  // Reads the owner's cookie through cross-memory attach and writes it back: both directions reach its memory.
+  bool reachable() const {
+    if (own_) return true;
+    uint64_t seen = 0;
+    if (!CrossMemoryCopy(static_cast<pid_t>(head_->pid), false, &seen, head_->cookieAddr, sizeof(seen), rank_).ok())
+      return false;
+    if (seen != head_->cookie) return false;
+    return CrossMemoryCopy(static_cast<pid_t>(head_->pid), true, &seen, head_->cookieAddr, sizeof(seen), rank_).ok();
+  }
 
  private:
   char* base_;
   size_t bytes_;
-  std::atomic<uint64_t>* flag_;
-  std::atomic<uint64_t>* shape_;  // two words after the flag, one per half
+  WindowHeader* head_;
   Doorbell* bell_;
+  int rank_;
+  bool own_;
 };
 
 static_assert(sizeof(Doorbell) <= ShmLayout::kWindowFlagOffset, "the window flag follows the doorbell");
@@ -42,7 +123,7 @@ Status ShmTransport::createOwn(const std::string& name, const ShmLayout& layout,
   myLocal_ = myLocal;
   myRank_ = myRank;
   STRATA_CHECK(own_.create(name, layout.totalBytes()));
-  if (layout.windowBytes) ownWindow_ = std::make_unique<Window>(own_, layout_);
+  if (layout.windowBytes) ownWindow_ = std::make_unique<Window>(own_, layout_, myRank, true);
   return Status::Ok();
 }
 
@@ -50,9 +131,16 @@ Status ShmTransport::attachPeer(int peerRank, int peerLocal, const std::string& 
   auto seg = std::make_unique<ShmSegment>();
   STRATA_CHECK(seg->open(name, layout_.totalBytes()));
   std::unique_ptr<Window> window;
-  if (layout_.windowBytes) window = std::make_unique<Window>(*seg, layout_);
+  if (layout_.windowBytes) window = std::make_unique<Window>(*seg, layout_, peerRank, false);
   peers_.push_back(Peer{peerRank, peerLocal, std::move(seg), std::move(window)});
   return Status::Ok();
+}
+
+bool ShmTransport::reachesPeers() const {
+  if (!ownWindow_) return false;
+  for (const Peer& p : peers_)
+    if (!p.window || !p.window->reachable()) return false;
+  return true;
 }
 
 PeerWindow* ShmTransport::window(int rank) {

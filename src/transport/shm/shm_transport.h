@@ -20,8 +20,9 @@ struct ShmLayout {
   size_t slotBytes = 128 << 10;
   size_t windowBytes = 0;  // each half of the peer-mapped window; 0: none
 
-  // The header holds the doorbell and, at kWindowFlagOffset, the window's flag.
-  static constexpr size_t kWindowFlagOffset = 128;  // then one shape word per half (PeerWindow::shape)
+  // The header holds the doorbell and, at kWindowFlagOffset, the window's flag, its shape words, the buffers its
+  // owner published and what a peer needs to reach them by cross-memory attach.
+  static constexpr size_t kWindowFlagOffset = 128;
   size_t headerBytes() const { return 4096; }
   size_t windowOffset() const { return headerBytes(); }
   size_t fifoBytes() const { return SlotFifo::BytesFor(nslots, slotBytes); }
@@ -50,6 +51,10 @@ class ShmTransport {
   Doorbell* ownBell() const { return BellOf(own_); }
   // The peer-mapped window of `rank` (this rank or an attached peer); nullptr without one.
   PeerWindow* window(int rank);
+  // Whether this process can read and write the memory of every attached peer by cross-memory attach
+  // (process_vm_readv/writev): the kernel allows it between processes of one user and pid namespace unless a
+  // security module or a seccomp filter says otherwise. Probes each peer's window once; false without windows.
+  bool reachesPeers() const;
 
  private:
   class Window;

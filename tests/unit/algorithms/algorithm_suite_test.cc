@@ -137,6 +137,89 @@ TEST(AlgorithmSuite, PipelinesFitEveryFifoDepth) {
   }
 }
 
+// With cross-memory attach (PlanGeometry::peerAccess) one- and two-shot copy in place from kPeerAccessMinBytes on and
+// beyond the window: every op and type, in place and not, counts that split into uneven parts and into several
+// pieces (kPeerPieceBytes) of a part.
+TEST(AlgorithmSuite, CrossMemoryAttachPlans) {
+  for (int n : {2, 3, 4, 5, 8}) {
+    PlanGeometry geo = TinyGeometry(n, 1);
+    geo.peerAccess = true;
+    for (strataDataType_t t : {strataFloat32, strataFloat64, strataInt32}) {
+      const uint64_t es = DataTypeSize(t), piece = kPeerPieceBytes / es;
+      for (CollKind kind : {CollKind::AllReduce, CollKind::AllGather, CollKind::ReduceScatter}) {
+        // The allreduce's twoshot splits the vector into n parts; the others' pieces are of one rank's block.
+        const uint64_t several = kind == CollKind::AllReduce ? 2 * piece * n + 5 : 2 * piece + 5;
+        for (uint64_t count : {uint64_t{0}, uint64_t{1}, uint64_t{7}, kPeerAccessMinBytes / es + 1, several}) {
+          const uint64_t whole = (kind == CollKind::AllReduce ? count : count * n) * es;
+          for (strataRedOp_t op : {strataSum, strataAvg, strataMax, strataProd}) {
+            if (kind == CollKind::AllGather && op != strataSum) continue;
+            if (count == several && op != strataSum && op != strataAvg) continue;
+            for (bool inPlace : {false, true}) {
+              const AlgoId id = kind == CollKind::AllReduce ? AlgoId::TwoShot : AlgoId::OneShot;
+              std::string ran;
+              RunCase(Desc(kind, count, n, t, op), geo, inPlace, Force(kind, id), &ran);
+              if (::testing::Test::HasFatalFailure()) return;
+              // Below the size, the window (4096 bytes here) where it fits.
+              const bool viaWindow =
+                  whole < kPeerAccessMinBytes && whole * (kind == CollKind::AllReduce ? 2 : 1) <= geo.windowBytes;
+              if (count > 0 && !viaWindow) {
+                ASSERT_EQ(ran, GetAlgoInfo(id).name) << CollKindName(kind) << " n=" << n << " count " << count;
+                const Plan plan = BuildPlanWith(id, Desc(kind, count, n, t, op), [&] {
+                  PlanGeometry g = geo;
+                  g.rank = n - 1;
+                  return g;
+                }());
+                EXPECT_GT(plan.peerElems, 0u);
+                EXPECT_EQ(plan.windowElems, 0u);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The in-place allreduce's order within a piece: every peer's part read and reduced before the result is written into
+// any peer's output, and no piece larger than kPeerPieceBytes (what stays in cache between the two).
+TEST(AlgorithmSuite, CrossMemoryAttachReducesEachPieceBeforeWritingIt) {
+  for (int n : {2, 3, 5}) {
+    PlanGeometry geo = TinyGeometry(n, 1);
+    geo.peerAccess = true;
+    geo.rank = 1;
+    const uint64_t count = 3 * (kPeerPieceBytes / 4) * n + 11;
+    const Plan plan = BuildPlanWith(AlgoId::TwoShot, Desc(CollKind::AllReduce, count, n), geo);
+    ASSERT_EQ(plan.queues.size(), 1u);
+    uint64_t reduced = 0, written = 0;
+    int reducesOfPiece = 0, writesOfPiece = 0;
+    for (const Step& s : plan.queues[0].steps) {
+      if (s.op == StepOp::PeerReduce) {
+        if (writesOfPiece > 0) {  // the next piece
+          EXPECT_EQ(writesOfPiece, n - 1);
+          reducesOfPiece = writesOfPiece = 0;
+        }
+        EXPECT_LE(s.count * 4, kPeerPieceBytes);
+        EXPECT_EQ(s.src.buf, reducesOfPiece == 0 ? kSendBuf : kRecvBuf);  // its own input first, then the result so far
+        EXPECT_EQ(s.peer.buf, kSendBuf);
+        EXPECT_EQ(s.peer.offset, s.dst.offset);
+        if (++reducesOfPiece == n - 1) reduced += s.count;
+      } else if (s.op == StepOp::PeerWrite) {
+        EXPECT_EQ(reducesOfPiece, n - 1) << "a write before its piece was reduced";
+        EXPECT_EQ(s.peer.buf, kRecvBuf);
+        EXPECT_EQ(s.peer.offset, s.src.offset);
+        ++writesOfPiece;
+        written += s.count;
+      } else if (s.op != StepOp::Signal && s.op != StepOp::WaitPeer) {
+        ADD_FAILURE() << "unexpected step " << StepOpName(s.op);
+      }
+    }
+    // Rank 1's part of the vector (the first count % n parts have one more element), written to each of n - 1 peers.
+    const uint64_t part = count / n + (1 < count % n ? 1 : 0);
+    EXPECT_EQ(reduced, part) << n;
+    EXPECT_EQ(written, part * (n - 1)) << n;
+  }
+}
+
 TEST(AlgorithmSuite, EveryRootOfTreeBroadcastAndReduce) {
   for (int n : {2, 3, 7, 8, 12}) {
     for (int root = 0; root < n; ++root) {

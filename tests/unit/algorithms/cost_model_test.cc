@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -408,6 +409,35 @@ TEST(CostModel, OneshotWinsSmallAllReduceOnOneHostWithPeerMapping) {
   }
   in.peerMapped = false;
   EXPECT_LT(EstimateUs("oneshot", CollKind::AllReduce, 4096, in), 0);
+}
+
+TEST(CostModel, CrossMemoryAttachSkipsTheWindowsCopyAndHasNoSizeLimit) {
+  CostInputs in = OneHostMapped(4, {0.5, 8.0}, 30.0, 10.0);
+  in.peerAccess = true;
+  const double lat = 0.5, gbs = 8.0, call = 0.6;
+  // The allreduce's twoshot from 8 KiB: its part of 3 peers' inputs read and reduced, the result written to 3 peers, a
+  // system call per piece (256 KiB of its part) and peer each way, and no copy into the window.
+  for (double n : {8192.0, 1048576.0, 4194304.0, 67108864.0}) {
+    const double part = 3 * n / 4, pieces = std::max(1.0, std::ceil(n / 4 / (256 << 10)));
+    EXPECT_NEAR(EstimateUs("twoshot", CollKind::AllReduce, n, in),
+                2 * lat + 2 * 3 * pieces * call + part / (gbs * 1e3) + part / 10e3 + part / (gbs * 1e3), 1e-6)
+        << n;
+  }
+  // Below 8 KiB it still goes through the window, with the copy in.
+  EXPECT_NEAR(EstimateUs("twoshot", CollKind::AllReduce, 4096, in),
+              2 * lat + 4096 / 30e3 + 2 * (3072 / (gbs * 1e3)) + 3072 / 10e3, 1e-6);
+  // Reduce-scatter and allgather by oneshot at any size; the allreduce's oneshot only where the window holds it.
+  for (CollKind kind : {CollKind::ReduceScatter, CollKind::AllGather})
+    EXPECT_GT(EstimateUs("oneshot", kind, 64 << 20, in), 0) << CollKindName(kind);
+  EXPECT_LT(EstimateUs("oneshot", CollKind::AllReduce, 2 << 20, in), 0);
+  EXPECT_NEAR(EstimateUs("oneshot", CollKind::ReduceScatter, 1 << 20, in),
+              2 * lat + 3 * call + 786432 / (gbs * 1e3) + 786432 / 10e3, 1e-6);
+  EXPECT_NEAR(EstimateUs("oneshot", CollKind::AllGather, 1 << 20, in),
+              2 * lat + 3 * call + 262144 / 30e3 + 786432 / (gbs * 1e3), 1e-6);
+  // Without it, nothing beyond the window.
+  in.peerAccess = false;
+  EXPECT_LT(EstimateUs("twoshot", CollKind::AllReduce, 1 << 20, in), 0);
+  EXPECT_LT(EstimateUs("oneshot", CollKind::ReduceScatter, 2 << 20, in), 0);
 }
 
 TEST(CostModel, OneshotReadsItsPeersWindowsAtTheLinksRate) {

@@ -155,9 +155,17 @@ CostInputs TwoRanksAsTheVmCalibrates() {
   return in;
 }
 
+// The same, where the ranks also reach each other's buffers by cross-memory attach (STRATA_CMA, probed at init).
+CostInputs WithCrossMemoryAttach(CostInputs in) {
+  in.peerAccess = true;
+  return in;
+}
+
 TEST(Selector, PicksTheCheapestImplementedAlgorithmOfEveryCollective) {
-  for (const CostInputs& in : {Shape(1, 2, 0), Shape(1, 8, 0), Shape(2, 2, 0.125), Shape(4, 1, 1.25),
-                               Shape(2, 4, 0.125), OneHostWindows(2), OneHostWindows(), TwoRanksAsTheVmCalibrates()}) {
+  for (const CostInputs& in :
+       {Shape(1, 2, 0), Shape(1, 8, 0), Shape(2, 2, 0.125), Shape(4, 1, 1.25), Shape(2, 4, 0.125), OneHostWindows(2),
+        OneHostWindows(), TwoRanksAsTheVmCalibrates(), WithCrossMemoryAttach(TwoRanksAsTheVmCalibrates()),
+        WithCrossMemoryAttach(OneHostWindows())}) {
     AlgoSelector sel(in);
     for (int k = 0; k < kNumCollKinds; ++k) {
       const CollKind kind = static_cast<CollKind>(k);
@@ -220,8 +228,11 @@ std::vector<AlgoId> CloseByBruteForce(CollKind kind, uint64_t bytes, const CostI
                            : kind == CollKind::AllGather ? static_cast<double>(bytes) / in.nranks
                                                          : static_cast<double>(bytes);
   const bool windows = in.nhosts == 1 && in.peerMapped && published <= window;
+  // Copying in place (cross-memory attach), twoshot's allreduce and the others' oneshot at every size.
+  const bool inPlace = in.nhosts == 1 && in.peerMapped && in.peerAccess;
   for (AlgoId w : {AlgoId::OneShot, AlgoId::TwoShot})
-    if (bytes > 8192 && windows && AlgoServes(w, kind) && (w == AlgoId::OneShot || kind == CollKind::AllReduce))
+    if (bytes > 8192 && AlgoServes(w, kind) && (w == AlgoId::OneShot || kind == CollKind::AllReduce) &&
+        (windows || (inPlace && (w == AlgoId::TwoShot || kind != CollKind::AllReduce))))
       out.push_back(w);
   // Across hosts hier_leader beside them wherever it serves.
   if (in.nhosts > 1 && pick != AlgoId::HierLeader && AlgoServes(AlgoId::HierLeader, kind) &&
@@ -337,7 +348,8 @@ TEST(Selector, OnOneHostOneshotKeepsTheSmallAllgathersAndReduceScatters) {
 // beside oneshot (timed together at 8 KiB on 4 ranks, the one plan came out at 13.3 and 13.6 us and took a rival's
 // place): on one host with windows, 2 and 4 ranks, at every size.
 TEST(Selector, NeverOffersTwoshotForAllgatherOrReduceScatter) {
-  for (const CostInputs& in : {OneHostWindows(2), OneHostWindows(), TwoRanksAsTheVmCalibrates()}) {
+  for (const CostInputs& in :
+       {OneHostWindows(2), OneHostWindows(), TwoRanksAsTheVmCalibrates(), WithCrossMemoryAttach(OneHostWindows())}) {
     AlgoSelector sel(in);
     for (CollKind kind : {CollKind::AllGather, CollKind::ReduceScatter}) {
       bool oneshotOffered = false;
@@ -353,9 +365,30 @@ TEST(Selector, NeverOffersTwoshotForAllgatherOrReduceScatter) {
   }
 }
 
+// Beyond the window the window algorithms are timed only where the ranks copy in place: without cross-memory attach
+// none of them past the largest class twoshot's window holds; with it, twoshot (allreduce) and oneshot (allgather,
+// reduce-scatter) at every timed size.
+TEST(Selector, TimesTheInPlaceAlgorithmsBeyondTheWindow) {
+  for (bool cma : {false, true}) {
+    CostInputs in = TwoRanksAsTheVmCalibrates();
+    in.peerAccess = cma;
+    AlgoSelector sel(in);
+    for (uint64_t bytes : {uint64_t{4} << 20, uint64_t{16} << 20}) {
+      const std::vector<AlgoId> ar = sel.candidates(CollKind::AllReduce, bytes);
+      EXPECT_EQ(std::count(ar.begin(), ar.end(), AlgoId::TwoShot), cma ? 1 : 0) << bytes;
+      EXPECT_EQ(std::count(ar.begin(), ar.end(), AlgoId::OneShot), 0) << bytes;  // reads every peer's whole buffer
+      for (CollKind kind : {CollKind::AllGather, CollKind::ReduceScatter}) {
+        const std::vector<AlgoId> c = sel.candidates(kind, bytes);
+        EXPECT_EQ(std::count(c.begin(), c.end(), AlgoId::OneShot), cma ? 1 : 0) << CollKindName(kind) << " " << bytes;
+      }
+    }
+  }
+}
+
 TEST(Selector, CandidatesAreTheModelsChoiceAndItsCloseRivals) {
   for (const CostInputs& in : {Shape(1, 2, 0), Shape(1, 8, 0), Shape(2, 2, 0.125), Shape(4, 1, 1.25), Shape(2, 4, 1.25),
-                               Shape(2, 2, 0.77), OneHostWindows()}) {
+                               Shape(2, 2, 0.77), OneHostWindows(), WithCrossMemoryAttach(OneHostWindows()),
+                               WithCrossMemoryAttach(TwoRanksAsTheVmCalibrates())}) {
     AlgoSelector sel(in);
     for (int k = 0; k < kNumCollKinds; ++k) {
       const CollKind kind = static_cast<CollKind>(k);
