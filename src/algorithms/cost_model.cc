@@ -31,6 +31,16 @@ constexpr double kLinkBoundLatencyShare = 0.25;
 // up to 8 KiB, with two calls and two flags.
 constexpr double kCrossMemoryCallUs = 0.6;
 
+// Out of cache the in-place allreduce moves, per rank, its part of every input (n) and its part of every output (n),
+// each output line read for ownership before the system call writes it (n): 3n of memory traffic where the ring's
+// fused pass with streaming stores moves 2n. On 2 ranks of the development VM its time over the ring's was 0.55-0.60
+// at 1 MiB (the calibration's size), 0.75-0.83 from 2 to 16 MiB, 1.25 at 32 MiB and 1.33 at 64 MiB; on 4 ranks 0.57
+// at 1 MiB, 0.82 at 4 MiB, 1.48 at 16 MiB (docs/PERFORMANCE.md, "Twentieth session"). From kOutOfCachePeerBytes on
+// the model takes the 1.5 of the traffic, and in between moves with log2 of the size: it runs the ring at 16 MiB on
+// 2 ranks, where twoshot ran 1.2x faster, and twoshot at 16 MiB on 4 ranks, where the ring did (1.48x).
+constexpr double kOutOfCachePeerScale = 1.5;
+constexpr double kOutOfCachePeerBytes = 256.0 * (1 << 20);
+
 // Microseconds to move `bytes` at `gbs` GB/s.
 double Us(double bytes, double gbs) { return gbs > 0 ? bytes / (gbs * 1e3) : 0.0; }
 
@@ -217,14 +227,15 @@ class Model {
     if (multiHost() || !in_.peerMapped) return kNotApplicable;
     const double lat = in_.intra.latencyUs;
     const double gbs = in_.intra.bandwidthGBs;
-    if (kind != CollKind::AllReduce && inPlace(n, published)) {
+    if (CopiesInPlace(in_, "oneshot", kind, n)) {
       // Its block of every peer's input read and reduced (reduce-scatter), or its input written into every peer's
-      // output (allgather), in pieces, each a system call.
+      // output (allgather), in pieces, each a system call; measured (peerScale), the ring's bytes scaled.
       const double across = (p_ - 1) * n / p_;
-      const double calls = (p_ - 1) * pieces(n / p_) * kCrossMemoryCallUs;
-      if (kind == CollKind::ReduceScatter) return 2 * lat + calls + Us(across, gbs) + reduce(across);
-      if (kind == CollKind::AllGather) return 2 * lat + calls + copy(n / p_) + Us(across, gbs);
-      return kNotApplicable;
+      const double fixed = 2 * lat + (p_ - 1) * pieces(n / p_) * kCrossMemoryCallUs;
+      if (kind != CollKind::ReduceScatter && kind != CollKind::AllGather) return kNotApplicable;
+      if (in_.peerScale > 0) return fixed + PeerScaleAt(in_, n) * (ringCost(kind, n) - ringCost(kind, 0));
+      if (kind == CollKind::ReduceScatter) return fixed + Us(across, gbs) + reduce(across);
+      return fixed + copy(n / p_) + Us(across, gbs);
     }
     if (published > static_cast<double>(in_.windowBytes)) return kNotApplicable;
     switch (kind) {
@@ -244,15 +255,13 @@ class Model {
     // writes the result into their outputs, without the copy into the window, a system call per piece and peer.
     const double part = (p_ - 1) * n / p_;
     const double moves = Us(part, in_.intra.bandwidthGBs) + reduce(part) + Us(part, in_.intra.bandwidthGBs);
-    if (inPlace(n, 2 * n)) return 2 * in_.intra.latencyUs + 2 * (p_ - 1) * pieces(n / p_) * kCrossMemoryCallUs + moves;
+    if (CopiesInPlace(in_, "twoshot", kind, n)) {
+      const double fixed = 2 * in_.intra.latencyUs + 2 * (p_ - 1) * pieces(n / p_) * kCrossMemoryCallUs;
+      if (in_.peerScale > 0) return fixed + PeerScaleAt(in_, n) * (ringCost(kind, n) - ringCost(kind, 0));
+      return fixed + moves;
+    }
     if (2 * n > static_cast<double>(in_.windowBytes)) return kNotApplicable;
     return 2 * in_.intra.latencyUs + copy(n) + moves;
-  }
-  // One/two-shot copy in place rather than through the window (UsePeerAccess in oneshot_plans.cc): `n` is the
-  // collective's whole vector, `published` what the window would have to hold.
-  bool inPlace(double n, double published) const {
-    return in_.peerAccess && in_.windowBytes > 0 &&
-           (n >= static_cast<double>(kPeerAccessMinBytes) || published > static_cast<double>(in_.windowBytes));
   }
   // The pieces a rank's part of `part` bytes goes in (kPeerPieceBytes in oneshot_plans.cc), at least one.
   static double pieces(double part) { return std::max(1.0, std::ceil(part / kPeerPieceBytes)); }
@@ -348,7 +357,39 @@ std::string DescribeCostInputs(const CostInputs& in) {
            in.nranks, in.nhosts, in.ranksPerHost ? (", " + std::to_string(in.ranksPerHost) + " per host").c_str() : "",
            in.intra.latencyUs, in.intra.bandwidthGBs, in.inter.latencyUs, in.inter.bandwidthGBs,
            in.interLinkBound ? " (link-bound)" : "", in.reduceGBs, in.copyGBs, in.nranks == 2 ? "rd" : "rd/rhd", scale);
-  return buf + DescribeSmallUs(in);
+  std::string out = buf + DescribeSmallUs(in);
+  // Cross-memory attach: whether the ranks copy in place, and at what scale of the ring's per-byte cost.
+  if (in.peerAccess && in.peerScale > 0) {
+    snprintf(buf, sizeof buf, "; in place (cross-memory attach) %.2f x the ring's per-byte cost at %s, %.2f from %s",
+             in.peerScale, size(in.peerScaleBytes).c_str(), std::max(in.peerScale, kOutOfCachePeerScale),
+             size(static_cast<uint64_t>(kOutOfCachePeerBytes)).c_str());
+    out += buf;
+  } else if (in.peerAccess) {
+    out += "; in place (cross-memory attach), not measured";
+  }
+  return out;
+}
+
+double PeerScaleAt(const CostInputs& in, double bytes) {
+  if (!(in.peerScale > 0)) return 1.0;
+  const double from = std::max(1.0, static_cast<double>(in.peerScaleBytes));
+  const double large = std::max(in.peerScale, kOutOfCachePeerScale);
+  if (bytes <= from) return in.peerScale;
+  if (bytes >= kOutOfCachePeerBytes) return large;
+  const double f = std::log2(bytes / from) / std::log2(kOutOfCachePeerBytes / from);
+  return in.peerScale + f * (large - in.peerScale);
+}
+
+bool CopiesInPlace(const CostInputs& in, const std::string& algorithm, CollKind kind, double bytes) {
+  if (!in.peerAccess || !in.peerMapped || in.windowBytes == 0 || in.nhosts > 1) return false;
+  const bool served = kind == CollKind::AllReduce
+                          ? algorithm == "twoshot"
+                          : algorithm == "oneshot" && (kind == CollKind::AllGather || kind == CollKind::ReduceScatter);
+  const double window = static_cast<double>(in.windowBytes);
+  const double published = kind == CollKind::AllReduce   ? 2 * bytes
+                           : kind == CollKind::AllGather ? bytes / in.nranks
+                                                         : bytes;
+  return served && (bytes >= static_cast<double>(kPeerAccessMinBytes) || published > window);
 }
 
 double RecursiveScaleAt(const CostInputs& in, double bytes) {

@@ -40,6 +40,11 @@ struct CostInputs {
   // ...unless the ranks reach each other's buffers by cross-memory attach (PlanGeometry::peerAccess): then one/two-shot
   // copy in place from kPeerAccessMinBytes on, whatever the window holds.
   bool peerAccess = false;
+  // The in-place algorithms' per-byte cost as a multiple of the ring's, measured by the calibration with the
+  // allreduce's twoshot at `peerScaleBytes` (0: not measured; the model then prices their bytes at the link's rate and
+  // the selector only times them). See PeerScaleAt.
+  double peerScale = 0;
+  uint64_t peerScaleBytes = 0;
   // Multiplies the per-byte terms of rd and rhd: their exchanges copy into and out of the FIFOs in
   // separate passes where the ring fuses the reduction into its send, and on a host with more ranks
   // than cores every pair exchanges at once. The calibration measures it against the ring.
@@ -75,6 +80,13 @@ std::string DescribeSmallUs(const CostInputs& in);
 // The whole model on one line: shape, links, local rates, the rd/rhd scale and the small allreduce times (the
 // TUNING log line and strata-info print it).
 std::string DescribeCostInputs(const CostInputs& in);
+
+// The in-place algorithms' scale for a vector of `bytes` (CostInputs::peerScale): the measured one up to the size it
+// was measured at, kOutOfCachePeerScale (at least) from kOutOfCachePeerBytes, moving with log2 of the size in between.
+double PeerScaleAt(const CostInputs& in, double bytes);
+// Whether `algorithm` copies in place between the ranks' buffers for `kind` on `bytes` (cross-memory attach): the
+// allreduce's twoshot, the allgather's and reduce-scatter's oneshot, from kPeerAccessMinBytes or beyond the window.
+bool CopiesInPlace(const CostInputs& in, const std::string& algorithm, CollKind kind, double bytes);
 
 // rd's and rhd's per-byte scale for a vector of `bytes` (see CostInputs::recursiveScale). On two ranks rhd's halving
 // and doubling steps are the ring's two steps, costed as the ring's plus a copy pass (EstimateUs): the scale is rd's.

@@ -44,15 +44,19 @@ double AlgoSelector::estimateUs(AlgoId id, CollKind kind, uint64_t bytes) const 
 
 namespace {
 // The model prices the window algorithms' copies at the in-cache rate; measured, they lose to rd, rhd and the ring
-// above kWindowAlgoSelectMaxBytes (docs/PERFORMANCE.md, "Algorithm selection"): their estimates rank nothing there.
-bool ModelRanks(AlgoId id, uint64_t bytes) { return !IsWindowAlgo(id) || bytes <= kWindowAlgoSelectMaxBytes; }
+// above kWindowAlgoSelectMaxBytes (docs/PERFORMANCE.md, "Algorithm selection"): their estimates rank nothing there,
+// but where they copy in place at a per-byte cost the calibration measured (CostInputs::peerScale).
+bool ModelRanks(const CostInputs& in, AlgoId id, CollKind kind, uint64_t bytes) {
+  if (!IsWindowAlgo(id) || bytes <= kWindowAlgoSelectMaxBytes) return true;
+  return in.peerScale > 0 && CopiesInPlace(in, GetAlgoInfo(id).name, kind, static_cast<double>(bytes));
+}
 }  // namespace
 
 AlgoId AlgoSelector::evaluate(CollKind kind, uint64_t bytes) const {
   AlgoId best = DefaultAlgo(kind);
   double bestUs = -1;
   for (const AlgoInfo& a : AlgoTable()) {
-    if (!a.implemented || !ModelRanks(a.id, bytes)) continue;
+    if (!a.implemented || !ModelRanks(in_, a.id, kind, bytes)) continue;
     const double t = estimateUs(a.id, kind, bytes);
     if (t < 0) continue;
     if (bestUs < 0 || t < bestUs) {
@@ -145,7 +149,7 @@ std::vector<AlgoId> AlgoSelector::candidates(CollKind kind, uint64_t bytes) cons
       always.push_back(a.id);
       continue;
     }
-    if (!ModelRanks(a.id, at) || !timedAsRival(a.id, kind, at, pickUs)) continue;
+    if (!ModelRanks(in_, a.id, kind, at) || !timedAsRival(a.id, kind, at, pickUs)) continue;
     if (t <= pickUs * kMeasureMargin) close.emplace_back(t, a.id);
   }
   std::stable_sort(

@@ -58,10 +58,27 @@ constexpr int kLargeRounds = 3;  // rounds of 1 MiB calls (one timed call per ki
 // choice.
 constexpr int kTimedMaxRounds = 5, kTimedMinRounds = 2;
 constexpr double kMinScale = 0.5, kMaxScale = 8.0;  // the bounds of a measured per-byte scale
+// The in-place twoshot's least scale: it ran at 0.55-0.60x the ring's time at 1 MiB on 2 and 4 ranks of the VM.
+constexpr double kMinPeerScale = 0.2;
+// Its 1 MiB calls are timed up to this many ranks: with 8 ranks on the VM's 2 cores a round of the two would add
+// about 15 ms to a calibration of 30-36 ms (the bound is 50 ms). Above it the selector times it at the first calls.
+constexpr int kPeerCalibrationMaxRanks = 4;
 
 // The figures every rank measures and the ranks take the median of, in the order they are exchanged; the small
 // times of the other algorithms follow them. Those not measured on a shape are 0.
-enum Figure : size_t { kRingSmall, kRingLarge, kReduce, kCopy, kRecursiveLarge, kRingMid, kRdMid, kRdLarge, kFigures };
+enum Figure : size_t {
+  kRingSmall,
+  kRingLarge,
+  kReduce,
+  kCopy,
+  kRecursiveLarge,
+  kRingMid,
+  kRdMid,
+  kRdLarge,
+  kPeerRing,
+  kPeerLarge,
+  kFigures
+};
 
 double ClampScale(double scale) { return std::min(kMaxScale, std::max(kMinScale, scale)); }
 
@@ -266,6 +283,17 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
       kLargeRounds, !oneHost, 0, 1, largeCalls, &st, roundsWithin(kLargeCallsBudgetUs, kLargeMinRounds, kLargeRounds));
   largeMedians.resize(3, 0.0);
   const double largeUs = largeMedians[0], rhdUs = largeMedians[1], rdUs = largeMedians[2];
+  // Where the ranks copy in place (cross-memory attach), the allreduce's twoshot at 1 MiB beside the ring, for its
+  // per-byte cost against the ring's (CostInputs::peerScale). Lined up and settled: a twoshot call starts with every
+  // rank's flag, so a rank that comes early from the call before counts its wait (among the 1 MiB calls above, twoshot
+  // timed 300 us where the ring took 175; back to back 77-80 us against 130-147). Up to kPeerCalibrationMaxRanks.
+  const bool peerToo = geo.peerAccess && oneHost && p <= kPeerCalibrationMaxRanks;
+  std::vector<double> peerMedians(2, 0.0);
+  if (peerToo) {
+    const Plan peerLarge = planOf(AlgoId::TwoShot, kLargeBytes);
+    peerMedians = PerCallUsInterleaved(kLargeRounds, true, 1, kSmallBlock, {callOf(large), callOf(peerLarge)}, &st,
+                                       roundsWithin(kLargeCallsBudgetUs, kLargeMinRounds, kLargeRounds));
+  }
   // Two ranks on one host only: between hosts the network hides what the caches change, and on more ranks a 128 KiB
   // call is mostly latency (8 ranks on 2 cores: 338 us against the small ring's 240-395), so that a per-byte scale
   // taken from it swung from 0.82 to 2.61 between launches. Timed as the small calls are (settled, in blocks): one
@@ -294,6 +322,8 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   mine[kRingMid] = midMedians[0];
   mine[kRdMid] = midMedians[1];
   mine[kRdLarge] = rdUs;
+  mine[kPeerRing] = peerMedians[0];
+  mine[kPeerLarge] = peerMedians[1];
   mine.insert(mine.end(), smallTimes.begin(), smallTimes.end());
   std::vector<double> all;
   STRATA_CHECK(MedianOverRanks(geo, run, mine, &all));
@@ -361,6 +391,22 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
       const double rdScale = in->recursiveScale * (all[kRdLarge] - rdLatency) / (rdModelled - rdLatency);
       in->rdScaleFactor = ClampScale(rdScale) / in->recursiveScale;
     }
+  }
+  // The in-place twoshot's time beside the ring's, as a scale of the ring's per-byte cost: what remains of its time
+  // once its flags and system calls are taken out, over what remains of the ring's once its latency is.
+  in->peerScale = 0;
+  in->peerScaleBytes = 0;
+  if (peerToo && all[kPeerLarge] > 0 && all[kPeerRing] > all[kRingSmall]) {
+    CostInputs fixedOnly = *in;  // the estimate's fixed part: any measured scale, then its bytes taken out
+    fixedOnly.peerScale = kMinPeerScale;
+    fixedOnly.peerScaleBytes = kLargeBytes;
+    const double ringBytesUs =
+        EstimateUs("ring", CollKind::AllReduce, kLargeBytes, *in) - EstimateUs("ring", CollKind::AllReduce, 0, *in);
+    const double fixedUs =
+        EstimateUs("twoshot", CollKind::AllReduce, kLargeBytes, fixedOnly) - kMinPeerScale * ringBytesUs;
+    const double ratio = (all[kPeerLarge] - fixedUs) / (all[kPeerRing] - all[kRingSmall]);
+    in->peerScale = std::min(kMaxScale, std::max(kMinPeerScale, ratio));
+    in->peerScaleBytes = kLargeBytes;
   }
   // The 1 MiB scale holds at 1 MiB only; from 8x that size on one host, 2x between hosts (moving with log2 of the size
   // in between):

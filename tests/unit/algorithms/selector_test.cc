@@ -44,7 +44,11 @@ AlgoId Cheapest(CollKind kind, uint64_t bytes, const CostInputs& in) {
   double bestUs = -1;
   for (const AlgoInfo& a : AlgoTable()) {
     if (!a.implemented || !AlgoServes(a.id, kind)) continue;
-    if ((a.id == AlgoId::OneShot || a.id == AlgoId::TwoShot) && bytes > 8192) continue;  // offered up to 8 KiB
+    // Offered up to 8 KiB, and above where they copy in place at a measured scale (twoshot's allreduce, the others'
+    // oneshot).
+    const bool measuredInPlace = in.peerAccess && in.peerScale > 0 && in.nhosts == 1 &&
+                                 (kind == CollKind::AllReduce ? a.id == AlgoId::TwoShot : a.id == AlgoId::OneShot);
+    if ((a.id == AlgoId::OneShot || a.id == AlgoId::TwoShot) && bytes > 8192 && !measuredInPlace) continue;
     const double t = EstimateUs(a.name, kind, bytes, in);
     if (t >= 0 && (bestUs < 0 || t < bestUs)) {
       best = a.id;
@@ -155,9 +159,12 @@ CostInputs TwoRanksAsTheVmCalibrates() {
   return in;
 }
 
-// The same, where the ranks also reach each other's buffers by cross-memory attach (STRATA_CMA, probed at init).
-CostInputs WithCrossMemoryAttach(CostInputs in) {
+// The same, where the ranks also reach each other's buffers by cross-memory attach (STRATA_CMA, probed at init), and
+// (scale > 0) the calibration timed twoshot at 1 MiB.
+CostInputs WithCrossMemoryAttach(CostInputs in, double scale = 0) {
   in.peerAccess = true;
+  in.peerScale = scale;
+  in.peerScaleBytes = scale > 0 ? 1 << 20 : 0;
   return in;
 }
 
@@ -165,7 +172,8 @@ TEST(Selector, PicksTheCheapestImplementedAlgorithmOfEveryCollective) {
   for (const CostInputs& in :
        {Shape(1, 2, 0), Shape(1, 8, 0), Shape(2, 2, 0.125), Shape(4, 1, 1.25), Shape(2, 4, 0.125), OneHostWindows(2),
         OneHostWindows(), TwoRanksAsTheVmCalibrates(), WithCrossMemoryAttach(TwoRanksAsTheVmCalibrates()),
-        WithCrossMemoryAttach(OneHostWindows())}) {
+        WithCrossMemoryAttach(OneHostWindows()), WithCrossMemoryAttach(TwoRanksAsTheVmCalibrates(), 0.6),
+        WithCrossMemoryAttach(OneHostWindows(), 0.6)}) {
     AlgoSelector sel(in);
     for (int k = 0; k < kNumCollKinds; ++k) {
       const CollKind kind = static_cast<CollKind>(k);
@@ -232,7 +240,8 @@ std::vector<AlgoId> CloseByBruteForce(CollKind kind, uint64_t bytes, const CostI
   const bool inPlace = in.nhosts == 1 && in.peerMapped && in.peerAccess;
   for (AlgoId w : {AlgoId::OneShot, AlgoId::TwoShot})
     if (bytes > 8192 && AlgoServes(w, kind) && (w == AlgoId::OneShot || kind == CollKind::AllReduce) &&
-        (windows || (inPlace && (w == AlgoId::TwoShot || kind != CollKind::AllReduce))))
+        (windows || (inPlace && (w == AlgoId::TwoShot || kind != CollKind::AllReduce))) &&
+        std::find(out.begin(), out.end(), w) == out.end())  // the model's choice where it ranks them (peerScale)
       out.push_back(w);
   // Across hosts hier_leader beside them wherever it serves.
   if (in.nhosts > 1 && pick != AlgoId::HierLeader && AlgoServes(AlgoId::HierLeader, kind) &&
@@ -386,9 +395,10 @@ TEST(Selector, TimesTheInPlaceAlgorithmsBeyondTheWindow) {
 }
 
 TEST(Selector, CandidatesAreTheModelsChoiceAndItsCloseRivals) {
-  for (const CostInputs& in : {Shape(1, 2, 0), Shape(1, 8, 0), Shape(2, 2, 0.125), Shape(4, 1, 1.25), Shape(2, 4, 1.25),
-                               Shape(2, 2, 0.77), OneHostWindows(), WithCrossMemoryAttach(OneHostWindows()),
-                               WithCrossMemoryAttach(TwoRanksAsTheVmCalibrates())}) {
+  for (const CostInputs& in :
+       {Shape(1, 2, 0), Shape(1, 8, 0), Shape(2, 2, 0.125), Shape(4, 1, 1.25), Shape(2, 4, 1.25), Shape(2, 2, 0.77),
+        OneHostWindows(), WithCrossMemoryAttach(OneHostWindows()), WithCrossMemoryAttach(TwoRanksAsTheVmCalibrates()),
+        WithCrossMemoryAttach(TwoRanksAsTheVmCalibrates(), 0.6), WithCrossMemoryAttach(OneHostWindows(), 0.6)}) {
     AlgoSelector sel(in);
     for (int k = 0; k < kNumCollKinds; ++k) {
       const CollKind kind = static_cast<CollKind>(k);
