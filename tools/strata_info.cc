@@ -145,6 +145,11 @@ int PrintAlgorithms(int ranks, int hosts) {
                  static_cast<unsigned long long>(cal.midBytes), cal.ringMidUs, cal.rdMidUs);
         more += buf;
       }
+      if (cal.peerLargeUs > 0) {
+        snprintf(buf, sizeof buf, "; in place, lined up: twoshot %.1f us, ring %.1f us", cal.peerLargeUs,
+                 cal.peerRingUs);
+        more += buf;
+      }
       if (cal.elapsedMs > 0)
         printf(
             "# Calibration at init: %.1f ms (waiting for the last rank %.1f ms, small calls %.1f ms, large %.1f ms; "

@@ -33,11 +33,12 @@ constexpr double kCrossMemoryCallUs = 0.6;
 
 // Out of cache the in-place allreduce moves, per rank, its part of every input (n) and its part of every output (n),
 // each output line read for ownership before the system call writes it (n): 3n of memory traffic where the ring's
-// fused pass with streaming stores moves 2n. On 2 ranks of the development VM its time over the ring's was 0.55-0.60
-// at 1 MiB (the calibration's size), 0.75-0.83 from 2 to 16 MiB, 1.25 at 32 MiB and 1.33 at 64 MiB; on 4 ranks 0.57
-// at 1 MiB, 0.82 at 4 MiB, 1.48 at 16 MiB (docs/PERFORMANCE.md, "Twentieth session"). From kOutOfCachePeerBytes on
-// the model takes the 1.5 of the traffic, and in between moves with log2 of the size: it runs the ring at 16 MiB on
-// 2 ranks, where twoshot ran 1.2x faster, and twoshot at 16 MiB on 4 ranks, where the ring did (1.48x).
+// fused pass with streaming stores moves 2n. Its time over the ring's on the development VM, through all_reduce_perf's
+// buffers (the same ones call after call): 2 ranks 0.55-0.60 at 1 MiB (the calibration's size), 0.75-0.83 from 2 to
+// 16 MiB, 1.25 at 32 MiB, 1.33 at 64 MiB; 4 ranks 0.57 at 1 MiB, 0.82 at 4 MiB, 1.48 at 16 MiB. Through
+// selector_perf's moving buffers: 2 ranks 1.08 at 16 MiB, 4 ranks 0.96-1.07 from 16 to 256 MiB (docs/PERFORMANCE.md,
+// "Twentieth session"). From kOutOfCachePeerBytes on the model takes the 1.5 of the traffic, moving with log2 of the
+// size in between: for a measured 0.6, 1.05 at 16 MiB.
 constexpr double kOutOfCachePeerScale = 1.5;
 constexpr double kOutOfCachePeerBytes = 256.0 * (1 << 20);
 
@@ -233,7 +234,7 @@ class Model {
       const double across = (p_ - 1) * n / p_;
       const double fixed = 2 * lat + (p_ - 1) * pieces(n / p_) * kCrossMemoryCallUs;
       if (kind != CollKind::ReduceScatter && kind != CollKind::AllGather) return kNotApplicable;
-      if (in_.peerScale > 0) return fixed + PeerScaleAt(in_, n) * (ringCost(kind, n) - ringCost(kind, 0));
+      if (in_.peerScale > 0) return fixed + PeerScaleAt(in_, kind, n) * (ringCost(kind, n) - ringCost(kind, 0));
       if (kind == CollKind::ReduceScatter) return fixed + Us(across, gbs) + reduce(across);
       return fixed + copy(n / p_) + Us(across, gbs);
     }
@@ -257,7 +258,7 @@ class Model {
     const double moves = Us(part, in_.intra.bandwidthGBs) + reduce(part) + Us(part, in_.intra.bandwidthGBs);
     if (CopiesInPlace(in_, "twoshot", kind, n)) {
       const double fixed = 2 * in_.intra.latencyUs + 2 * (p_ - 1) * pieces(n / p_) * kCrossMemoryCallUs;
-      if (in_.peerScale > 0) return fixed + PeerScaleAt(in_, n) * (ringCost(kind, n) - ringCost(kind, 0));
+      if (in_.peerScale > 0) return fixed + PeerScaleAt(in_, kind, n) * (ringCost(kind, n) - ringCost(kind, 0));
       return fixed + moves;
     }
     if (2 * n > static_cast<double>(in_.windowBytes)) return kNotApplicable;
@@ -360,7 +361,9 @@ std::string DescribeCostInputs(const CostInputs& in) {
   std::string out = buf + DescribeSmallUs(in);
   // Cross-memory attach: whether the ranks copy in place, and at what scale of the ring's per-byte cost.
   if (in.peerAccess && in.peerScale > 0) {
-    snprintf(buf, sizeof buf, "; in place (cross-memory attach) %.2f x the ring's per-byte cost at %s, %.2f from %s",
+    snprintf(buf, sizeof buf,
+             "; in place (cross-memory attach) %.2f x the ring's per-byte cost (the allreduce's at %s, %.2f from %s; "
+             "the reduce-scatter's at least 1)",
              in.peerScale, size(in.peerScaleBytes).c_str(), std::max(in.peerScale, kOutOfCachePeerScale),
              size(static_cast<uint64_t>(kOutOfCachePeerBytes)).c_str());
     out += buf;
@@ -370,8 +373,15 @@ std::string DescribeCostInputs(const CostInputs& in) {
   return out;
 }
 
-double PeerScaleAt(const CostInputs& in, double bytes) {
+double PeerScaleAt(const CostInputs& in, CollKind kind, double bytes) {
   if (!(in.peerScale > 0)) return 1.0;
+  // The allgather in place writes each rank's input straight into its peers' outputs, where the ring copies it into a
+  // FIFO slot and out again: one pass fewer in cache and out, 0.6-0.9x the ring's time on 2 and 4 ranks from 256 KiB
+  // to 256 MiB. The reduce-scatter in place reads and reduces what the ring's slots carry, the same passes: 0.87-1.14x
+  // the ring's time on 2 ranks from 512 KiB, 0.95-1.19x on 4 from 2 MiB (the ring's ties). (docs/PERFORMANCE.md,
+  // "Twentieth session".)
+  if (kind == CollKind::AllGather) return in.peerScale;
+  if (kind == CollKind::ReduceScatter) return std::max(1.0, in.peerScale);
   const double from = std::max(1.0, static_cast<double>(in.peerScaleBytes));
   const double large = std::max(in.peerScale, kOutOfCachePeerScale);
   if (bytes <= from) return in.peerScale;

@@ -81,9 +81,11 @@ std::string DescribeSmallUs(const CostInputs& in);
 // TUNING log line and strata-info print it).
 std::string DescribeCostInputs(const CostInputs& in);
 
-// The in-place algorithms' scale for a vector of `bytes` (CostInputs::peerScale): the measured one up to the size it
-// was measured at, kOutOfCachePeerScale (at least) from kOutOfCachePeerBytes, moving with log2 of the size in between.
-double PeerScaleAt(const CostInputs& in, double bytes);
+// The in-place algorithms' scale for `kind` on a vector of `bytes` (CostInputs::peerScale, 1 when not measured). The
+// allreduce's: the measured one up to the size it was measured at, kOutOfCachePeerScale (at least) from
+// kOutOfCachePeerBytes, moving with log2 of the size in between. The allgather's: the measured one at every size. The
+// reduce-scatter's: at least 1 at every size.
+double PeerScaleAt(const CostInputs& in, CollKind kind, double bytes);
 // Whether `algorithm` copies in place between the ranks' buffers for `kind` on `bytes` (cross-memory attach): the
 // allreduce's twoshot, the allgather's and reduce-scatter's oneshot, from kPeerAccessMinBytes or beyond the window.
 bool CopiesInPlace(const CostInputs& in, const std::string& algorithm, CollKind kind, double bytes);

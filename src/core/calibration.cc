@@ -432,6 +432,8 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
     report->ringLargeUs = all[kRingLarge];
     report->rhdLargeUs = all[kRecursiveLarge];
     report->rdLargeUs = all[kRdLarge];
+    report->peerLargeUs = all[kPeerLarge];
+    report->peerRingUs = all[kPeerRing];
     report->largeBytes = kLargeBytes;
     report->ringMidUs = all[kRingMid];
     report->rdMidUs = all[kRdMid];

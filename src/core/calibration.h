@@ -33,6 +33,10 @@ struct CalibrationReport {
   double ringMidUs = 0;  // `midBytes` ring allreduce (two ranks on one host only, else 0)
   double rdMidUs = 0;    // `midBytes` rd allreduce
   uint64_t midBytes = 0;
+  // `largeBytes` in-place twoshot (cross-memory attach) and the ring beside it, lined up and settled (up to 4 ranks on
+  // one host where the ranks copy in place, else 0)
+  double peerLargeUs = 0;
+  double peerRingUs = 0;
   double elapsedMs = 0;    // the whole calibration on this rank
   double waitMs = 0;       // of which waiting for the last rank to arrive (a small ring allreduce that lines them up)
   double smallMs = 0;      // the small calls of every algorithm

@@ -32,10 +32,17 @@ Status CrossMemoryCopy(pid_t pid, bool write, void* local, uint64_t remote, size
     iovec li{l, bytes}, ri{reinterpret_cast<void*>(remote), bytes};
     const ssize_t n = write ? process_vm_writev(pid, &li, 1, &ri, 1, 0) : process_vm_readv(pid, &li, 1, &ri, 1, 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      return MakeError(strataSystemError, "cross-memory attach: %s %zu bytes %s rank %d's buffer failed: %s",
+    if (n <= 0) {
+      const int err = n < 0 ? errno : 0;
+      // The peer's process is gone (ESRCH), or its buffer is not mapped in it for the bytes asked (EFAULT: a count or
+      // buffer that disagrees with ours); anything else is the system call's own failure.
+      const strataResult_t code = err == ESRCH ? strataRemoteError : err == EFAULT ? strataInvalidUsage
+                                                                                   : strataSystemError;
+      return MakeError(code, "cross-memory attach: %s %zu bytes %s rank %d's buffer failed: %s%s",
                        write ? "writing" : "reading", bytes, write ? "into" : "from", rank,
-                       n < 0 ? strerror(errno) : "no progress");
+                       err ? strerror(err) : "no progress",
+                       err == EFAULT ? " (is its buffer as large as the count and datatype say?)" : "");
+    }
     l += n;
     remote += static_cast<uint64_t>(n);
     bytes -= static_cast<size_t>(n);

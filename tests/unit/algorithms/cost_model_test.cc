@@ -443,17 +443,21 @@ TEST(CostModel, CrossMemoryAttachSkipsTheWindowsCopyAndHasNoSizeLimit) {
 TEST(CostModel, InPlaceScaleMeasuredAtOneMibRisesToTheOutOfCacheOne) {
   CostInputs in = OneHostMapped(2, {0.5, 8.0}, 30.0, 10.0);
   in.peerAccess = true;
-  EXPECT_EQ(PeerScaleAt(in, 1 << 20), 1.0);  // not measured
+  EXPECT_EQ(PeerScaleAt(in, CollKind::AllReduce, 1 << 20), 1.0);  // not measured
   in.peerScale = 0.6;
   in.peerScaleBytes = 1 << 20;
-  EXPECT_DOUBLE_EQ(PeerScaleAt(in, 64 << 10), 0.6);
-  EXPECT_DOUBLE_EQ(PeerScaleAt(in, 1 << 20), 0.6);
-  EXPECT_DOUBLE_EQ(PeerScaleAt(in, 256.0 * (1 << 20)), 1.5);
-  EXPECT_DOUBLE_EQ(PeerScaleAt(in, 1024.0 * (1 << 20)), 1.5);
-  EXPECT_NEAR(PeerScaleAt(in, 16 << 20), 0.6 + 0.5 * 0.9, 1e-12);  // 4 doublings of 8
+  EXPECT_DOUBLE_EQ(PeerScaleAt(in, CollKind::AllReduce, 64 << 10), 0.6);
+  EXPECT_DOUBLE_EQ(PeerScaleAt(in, CollKind::AllReduce, 1 << 20), 0.6);
+  EXPECT_DOUBLE_EQ(PeerScaleAt(in, CollKind::AllReduce, 256.0 * (1 << 20)), 1.5);
+  EXPECT_DOUBLE_EQ(PeerScaleAt(in, CollKind::AllReduce, 1024.0 * (1 << 20)), 1.5);
+  EXPECT_NEAR(PeerScaleAt(in, CollKind::AllReduce, 16 << 20), 0.6 + 0.5 * 0.9, 1e-12);  // 4 doublings of 8
+  // The allgather's holds at every size, the reduce-scatter's is at least the ring's.
+  EXPECT_DOUBLE_EQ(PeerScaleAt(in, CollKind::AllGather, 256.0 * (1 << 20)), 0.6);
+  EXPECT_DOUBLE_EQ(PeerScaleAt(in, CollKind::ReduceScatter, 64 << 10), 1.0);
+  EXPECT_DOUBLE_EQ(PeerScaleAt(in, CollKind::ReduceScatter, 256.0 * (1 << 20)), 1.0);
   // A measured scale over the out-of-cache one holds at every size.
   in.peerScale = 2.0;
-  EXPECT_DOUBLE_EQ(PeerScaleAt(in, 512.0 * (1 << 20)), 2.0);
+  EXPECT_DOUBLE_EQ(PeerScaleAt(in, CollKind::AllReduce, 512.0 * (1 << 20)), 2.0);
   // The estimate: flags and system calls, then the ring's bytes at the scale.
   in.peerScale = 0.6;
   for (double n : {65536.0, 4194304.0, 33554432.0}) {
@@ -461,12 +465,12 @@ TEST(CostModel, InPlaceScaleMeasuredAtOneMibRisesToTheOutOfCacheOne) {
         EstimateUs("ring", CollKind::AllReduce, n, in) - EstimateUs("ring", CollKind::AllReduce, 0, in);
     const double pieces = std::max(1.0, std::ceil(n / 2 / (256 << 10)));
     EXPECT_NEAR(EstimateUs("twoshot", CollKind::AllReduce, n, in),
-                2 * 0.5 + 2 * pieces * 0.6 + PeerScaleAt(in, n) * ringBytes, 1e-6)
+                2 * 0.5 + 2 * pieces * 0.6 + PeerScaleAt(in, CollKind::AllReduce, n) * ringBytes, 1e-6)
         << n;
     const double rsBytes =
         EstimateUs("ring", CollKind::ReduceScatter, n, in) - EstimateUs("ring", CollKind::ReduceScatter, 0, in);
     EXPECT_NEAR(EstimateUs("oneshot", CollKind::ReduceScatter, n, in),
-                2 * 0.5 + pieces * 0.6 + PeerScaleAt(in, n) * rsBytes, 1e-6)
+                2 * 0.5 + pieces * 0.6 + PeerScaleAt(in, CollKind::ReduceScatter, n) * rsBytes, 1e-6)
         << n;
   }
   // Which plans copy in place: twoshot's allreduce, the others' oneshot, from 8 KiB or beyond the window.
