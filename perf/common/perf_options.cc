@@ -55,10 +55,11 @@ const option kLongOptions[] = {
     {"json", required_argument, nullptr, 'J'},
     {"algorithm", required_argument, nullptr, 'A'},
     {"quant", required_argument, nullptr, 'q'},
+    {"huge_pages", required_argument, nullptr, 'H'},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
-const char kShortOptions[] = ":t:g:b:e:i:f:n:m:w:p:c:o:d:r:z:y:T:G:C:a:J:A:q:h";
+const char kShortOptions[] = ":t:g:b:e:i:f:n:m:w:p:c:o:d:r:z:y:T:G:C:a:J:A:q:H:h";
 
 }  // namespace
 
@@ -124,6 +125,7 @@ void PrintUsage(FILE* out, const char* prog) {
                "\t                         pairwise, or collective:name;... as STRATA_ALGO; default: the selector)\n"
                "\t[-q,--quant <spec>] (quantized: int8:128, int4:32, bf16, fp8e4m3:64, ... as STRATA_QUANT;\n"
                "\t                     all_reduce, reduce_scatter, all_gather; adds the error column)\n"
+               "\t[-H,--huge_pages <0/1>] (1: back the buffers with transparent huge pages, madvise; default 0)\n"
                "\t[-h,--help]\n",
                prog);
 }
@@ -175,6 +177,9 @@ ParseOutcome ParsePerfOptions(int argc, char** argv, PerfOptions* opts, std::str
         break;
       case 'c':
         ok = ParseInt(value, 0, 1 << 20, &opts->check);
+        break;
+      case 'H':
+        ok = ParseInt(value, 0, 1, &opts->hugePages);
         break;
       case 'o': {
         strataRedOp_t op;

@@ -30,6 +30,7 @@ struct PerfOptions {
   int graphLaunches = 0;  // -G: no graphs on host memory; accepted and reported as ignored
   int parallelInit = 0;   // -p: accepted, ignored (one rank per process)
   int timeoutSec = 0;     // -T: the communicator's timeout (strataConfig_t.timeoutMs)
+  int hugePages = 0;      // -H 1: the buffers asked to be backed by transparent huge pages (madvise)
   std::string jsonPath;   // -J
   std::string algorithm;  // -A: forced algorithm (strataConfig_t.algorithm; STRATA_ALGO's grammar)
   std::string quant;      // -q: quantization spec (STRATA_QUANT's grammar) passed to the Ex entry points

@@ -1,5 +1,6 @@
 // The sweep every perf tool runs: communicator from the launcher's environment, buffers, then for each
 // (type, op, root, size) an out-of-place and an in-place measurement, each timed and then checked.
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,6 +30,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr size_t kAlign = 64;
+constexpr size_t kHugePage = size_t{2} << 20;  // x86-64's transparent huge page
 
 size_t RoundUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
@@ -159,13 +161,19 @@ void PerfSession::PrintPreamble() {
 void PerfSession::AllocateBuffers() {
   // Every call's region is at most the size column, itself at most maxBytes; timed iterations rotate
   // through the spare room, as nccl-tests does, so that consecutive calls do not reuse warm cache lines.
-  bufferBytes_ = RoundUp(std::max<size_t>(opts_.maxBytes, 1), kAlign);
+  // -H 1: huge-page aligned and advised, before the pages are first touched (the kernel backs them with 2 MiB pages
+  // where transparent huge pages are "madvise" or "always").
+  const size_t align = opts_.hugePages ? kHugePage : kAlign;
+  bufferBytes_ = RoundUp(std::max<size_t>(opts_.maxBytes, 1), align);
   for (HostBuffer* buf : {&send_, &recv_}) {
     void* p = nullptr;
-    if (posix_memalign(&p, kAlign, bufferBytes_) != 0) {
+    if (posix_memalign(&p, align, bufferBytes_) != 0) {
       std::fprintf(stderr, "rank %d: cannot allocate %zu bytes of host memory (lower -e)\n", rank_, bufferBytes_);
       std::exit(1);
     }
+    if (opts_.hugePages && madvise(p, bufferBytes_, MADV_HUGEPAGE) != 0 && rank_ == 0)
+      std::fprintf(stderr, "-H 1: madvise(MADV_HUGEPAGE) failed (%s); the buffers use ordinary pages\n",
+                   std::strerror(errno));
     std::memset(p, 0, bufferBytes_);  // fault the pages in before anything is timed
     buf->reset(static_cast<char*>(p));
   }
