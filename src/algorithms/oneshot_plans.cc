@@ -64,26 +64,23 @@ bool UsePeerAccess(const PlanGeometry& geo, uint64_t bytes, bool fitsWindow) {
   return geo.peerAccess && geo.windowBytes > 0 && (bytes >= kPeerAccessMinBytes || !fitsWindow);
 }
 
-Step PeerStep(StepOp op, int peer, BufRef src, BufRef dst, BufRef theirs, uint64_t count, bool postDivide = false) {
-  Step s;
-  s.op = op;
-  (op == StepOp::PeerWrite ? s.sendPeer : s.recvPeer) = peer;
-  s.src = src;
-  s.dst = dst;
-  s.peer = theirs;
-  s.count = count;
-  s.postDivide = postDivide;
-  return s;
+// One PeerRead, PeerReduce or PeerWrite step with `peer` as the other rank and `theirs` its buffer.
+void EmitPeer(PlanQueue& q, StepOp op, int peer, BufRef src, BufRef dst, BufRef theirs, uint64_t count,
+              bool postDivide = false) {
+  const bool write = op == StepOp::PeerWrite;
+  const size_t before = q.steps.size();
+  Emit(q, op, write ? -1 : peer, write ? peer : -1, src, dst, count, postDivide);
+  if (q.steps.size() > before) q.steps.back().peer = theirs;
 }
 
 // dst[0, len) = src[0, len) reduced with every peer's buffer `buf` at `theirs`, in the order r+1, r+2, ...
 void ReducePeers(PlanQueue& q, int n, int r, BufRef src, BufRef dst, BufRef theirs, uint64_t len) {
   for (int i = 1; i < n; ++i)
-    q.steps.push_back(PeerStep(StepOp::PeerReduce, Mod(r + i, n), i == 1 ? src : dst, dst, theirs, len, i == n - 1));
+    EmitPeer(q, StepOp::PeerReduce, Mod(r + i, n), i == 1 ? src : dst, dst, theirs, len, i == n - 1);
 }
 
 void WritePeers(PlanQueue& q, int n, int r, BufRef src, BufRef theirs, uint64_t len) {
-  for (int i = 1; i < n; ++i) q.steps.push_back(PeerStep(StepOp::PeerWrite, Mod(r + i, n), src, {}, theirs, len));
+  for (int i = 1; i < n; ++i) EmitPeer(q, StepOp::PeerWrite, Mod(r + i, n), src, {}, theirs, len);
 }
 
 // The in-place plans of the header: allreduce (two-shot), reduce-scatter and allgather (one-shot).

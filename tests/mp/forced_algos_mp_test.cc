@@ -163,6 +163,14 @@ TEST(ForcedAlgorithms, SharedMemoryWithoutCrossMemoryAttach) { RunAll(false, 1, 
 TEST(ForcedAlgorithms, Tcp) { RunAll(true, 1); }
 TEST(ForcedAlgorithms, TwoHosts) { RunAll(false, 2); }
 
+// A communicator split from `comm` that runs the allreduce's twoshot and the others' oneshot; "" or why not.
+std::string SplitForcingTheWindowAlgorithms(strataComm_t comm, int r, strataComm_t* sub) {
+  strataConfig_t cfg = STRATA_CONFIG_INITIALIZER;
+  cfg.algorithm = "allreduce:twoshot;allgather:oneshot;reducescatter:oneshot";
+  if (strataCommSplit(comm, 0, r, sub, &cfg) != strataSuccess) return std::string("split: ") + strataGetLastError(comm);
+  return "";
+}
+
 // Peer-mapped windows are reused call after call (two halves in turn): hundreds of back-to-back one-
 // and two-shot calls with inputs that change every call must never read a peer's next or previous
 // call's data. Ranks run at different speeds (rank 0 sleeps now and then) to shake the timing.
@@ -171,22 +179,24 @@ TEST(ForcedAlgorithms, WindowsReusedCallAfterCall) {
   o.nranks = 4;
   o.timeoutSec = 120;
   MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
-    strataConfig_t cfg = STRATA_CONFIG_INITIALIZER;
-    cfg.algorithm = "allreduce:twoshot;allgather:oneshot;reducescatter:oneshot";
     strataComm_t sub = nullptr;
-    if (strataCommSplit(comm, 0, r, &sub, &cfg) != strataSuccess) return std::string("split: ") + strataGetLastError(comm);
-    std::string err;
+    std::string err = SplitForcingTheWindowAlgorithms(comm, r, &sub);
+    if (!err.empty()) return err;
     const size_t count = 1001;
     std::vector<float> send(count * n), recv(count * n);
     for (int call = 0; call < 600 && err.empty(); ++call) {
       if (r == 0 && call % 97 == 0) usleep(2000);
       const Coll c = call % 3 == 0 ? kAllReduce : call % 3 == 1 ? kAllGather : kReduceScatter;
       const size_t sendN = c == kReduceScatter ? count * n : count;
-      for (size_t i = 0; i < sendN; ++i) send[i] = static_cast<float>((r + 1) * 1000 + call * 7 + static_cast<int>(i % 5));
+      for (size_t i = 0; i < sendN; ++i)
+        send[i] = static_cast<float>((r + 1) * 1000 + call * 7 + static_cast<int>(i % 5));
       strataResult_t rc;
-      if (c == kAllReduce) rc = strataAllReduce(send.data(), recv.data(), count, strataFloat32, strataSum, sub, nullptr);
-      else if (c == kAllGather) rc = strataAllGather(send.data(), recv.data(), count, strataFloat32, sub, nullptr);
-      else rc = strataReduceScatter(send.data(), recv.data(), count, strataFloat32, strataSum, sub, nullptr);
+      if (c == kAllReduce)
+        rc = strataAllReduce(send.data(), recv.data(), count, strataFloat32, strataSum, sub, nullptr);
+      else if (c == kAllGather)
+        rc = strataAllGather(send.data(), recv.data(), count, strataFloat32, sub, nullptr);
+      else
+        rc = strataReduceScatter(send.data(), recv.data(), count, strataFloat32, strataSum, sub, nullptr);
       if (rc != strataSuccess) {
         err = "call " + std::to_string(call) + ": " + strataGetLastError(sub);
         break;
@@ -221,16 +231,13 @@ TEST(ForcedAlgorithms, CrossMemoryAttachCallAfterCall) {
   o.nranks = 3;
   o.timeoutSec = 120;
   MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
-    strataConfig_t cfg = STRATA_CONFIG_INITIALIZER;
-    cfg.algorithm = "allreduce:twoshot;allgather:oneshot;reducescatter:oneshot";
     strataComm_t sub = nullptr;
-    if (strataCommSplit(comm, 0, r, &sub, &cfg) != strataSuccess)
-      return std::string("split: ") + strataGetLastError(comm);
+    std::string err = SplitForcingTheWindowAlgorithms(comm, r, &sub);
+    if (!err.empty()) return err;
     const size_t counts[] = {2049, 70001, 300001};
     const size_t most = 300001 * n;
     std::vector<float> sets[2][2] = {{std::vector<float>(most), std::vector<float>(most)},
                                      {std::vector<float>(most), std::vector<float>(most)}};
-    std::string err;
     for (int call = 0; call < 90 && err.empty(); ++call) {
       if (r == 0 && call % 7 == 0) usleep(3000);
       const Coll c = call % 3 == 0 ? kAllReduce : call % 3 == 1 ? kAllGather : kReduceScatter;
