@@ -31,6 +31,14 @@ constexpr uint64_t kPeerAccessMinBytes = 8 << 10;
 // and the writes (on 2 ranks at 1-16 MiB, 256 KiB pieces ran 1.1-1.3x faster than 64 KiB ones).
 constexpr uint64_t kPeerPieceBytes = 256 << 10;
 
+// Whether the one/two-shot plans of a collective whose whole vector is `bytes` (as above), and whose window would hold
+// `published` bytes, copy in place: where the ranks reach each other's buffers (`peerAccess`, with windows for their
+// flags), from kPeerAccessMinBytes on and wherever the window is too small. The plans and the cost model both ask.
+inline bool CopiesInPlaceAt(bool peerAccess, uint64_t windowBytes, double bytes, double published) {
+  return peerAccess && windowBytes > 0 &&
+         (bytes >= static_cast<double>(kPeerAccessMinBytes) || published > static_cast<double>(windowBytes));
+}
+
 // The shape of the connections the plan will run over, identical on every rank (rank 0's values).
 struct PlanGeometry {
   int nranks = 1;
@@ -42,8 +50,8 @@ struct PlanGeometry {
   // Each half of every rank's peer-mapped window (oneshot, twoshot); 0 when the ranks cannot map each
   // other's memory (TCP, several hosts, STRATA_WINDOW_BYTES=0).
   size_t windowBytes = 0;
-  // Ranks with windows also reach each other's buffers by cross-memory attach (process_vm_readv/writev): buffers
-  // larger than the window go one/two-shot in place instead of falling back (STRATA_CMA, probed at init).
+  // Ranks with windows also reach each other's buffers by cross-memory attach (process_vm_readv/writev): from
+  // kPeerAccessMinBytes, and beyond the window, one/two-shot copy in place (STRATA_CMA, probed at init).
   bool peerAccess = false;
   // Host index of every rank (hosts numbered in order of their first rank), for the hierarchical
   // plans; empty when unknown, which they treat as one host.

@@ -233,7 +233,6 @@ class Model {
       // output (allgather), in pieces, each a system call; measured (peerScale), the ring's bytes scaled.
       const double across = (p_ - 1) * n / p_;
       const double fixed = 2 * lat + (p_ - 1) * pieces(n / p_) * kCrossMemoryCallUs;
-      if (kind != CollKind::ReduceScatter && kind != CollKind::AllGather) return kNotApplicable;
       if (in_.peerScale > 0) return fixed + PeerScaleAt(in_, kind, n) * (ringCost(kind, n) - ringCost(kind, 0));
       if (kind == CollKind::ReduceScatter) return fixed + Us(across, gbs) + reduce(across);
       return fixed + copy(n / p_) + Us(across, gbs);
@@ -264,7 +263,7 @@ class Model {
     if (2 * n > static_cast<double>(in_.windowBytes)) return kNotApplicable;
     return 2 * in_.intra.latencyUs + copy(n) + moves;
   }
-  // The pieces a rank's part of `part` bytes goes in (kPeerPieceBytes in oneshot_plans.cc), at least one.
+  // The pieces a rank's part of `part` bytes goes in (kPeerPieceBytes), at least one.
   static double pieces(double part) { return std::max(1.0, std::ceil(part / kPeerPieceBytes)); }
 
   // Two levels: within each host, then between hosts among ranks of the same local index (l flows per
@@ -391,15 +390,14 @@ double PeerScaleAt(const CostInputs& in, CollKind kind, double bytes) {
 }
 
 bool CopiesInPlace(const CostInputs& in, const std::string& algorithm, CollKind kind, double bytes) {
-  if (!in.peerAccess || !in.peerMapped || in.windowBytes == 0 || in.nhosts > 1) return false;
+  if (!in.peerMapped || in.nhosts > 1) return false;
   const bool served = kind == CollKind::AllReduce
                           ? algorithm == "twoshot"
                           : algorithm == "oneshot" && (kind == CollKind::AllGather || kind == CollKind::ReduceScatter);
-  const double window = static_cast<double>(in.windowBytes);
   const double published = kind == CollKind::AllReduce   ? 2 * bytes
                            : kind == CollKind::AllGather ? bytes / in.nranks
                                                          : bytes;
-  return served && (bytes >= static_cast<double>(kPeerAccessMinBytes) || published > window);
+  return served && CopiesInPlaceAt(in.peerAccess, in.windowBytes, bytes, published);
 }
 
 double RecursiveScaleAt(const CostInputs& in, double bytes) {

@@ -59,11 +59,6 @@ void PartOf(uint64_t count, int n, int i, uint64_t* offset, uint64_t* len) {
   *len = base + (static_cast<uint64_t>(i) < extra ? 1 : 0);
 }
 
-// In place (cross-memory attach) rather than through the window: kPeerAccessMinBytes.
-bool UsePeerAccess(const PlanGeometry& geo, uint64_t bytes, bool fitsWindow) {
-  return geo.peerAccess && geo.windowBytes > 0 && (bytes >= kPeerAccessMinBytes || !fitsWindow);
-}
-
 // One PeerRead, PeerReduce or PeerWrite step with `peer` as the other rank and `theirs` its buffer.
 void EmitPeer(PlanQueue& q, StepOp op, int peer, BufRef src, BufRef dst, BufRef theirs, uint64_t count,
               bool postDivide = false) {
@@ -127,8 +122,10 @@ Plan OneShotPlan(const CollDesc& desc, const PlanGeometry& geo) {
   const uint64_t published = desc.kind == CollKind::ReduceScatter ? c * n : c;
   if (n == 1) return SingleRankPlan(desc, geo, c);
   // The allreduce's one-shot would read every peer's whole buffer in place: two-shot reads 1/n of each.
-  const uint64_t whole = (desc.kind == CollKind::AllReduce ? c : c * n) * DataTypeSize(desc.dtype);
-  if (desc.kind != CollKind::AllReduce && UsePeerAccess(geo, whole, FitsWindow(geo, published, desc.dtype)))
+  const double esize = static_cast<double>(DataTypeSize(desc.dtype));
+  const double whole = static_cast<double>(desc.kind == CollKind::AllReduce ? c : c * n) * esize;
+  if (desc.kind != CollKind::AllReduce &&
+      CopiesInPlaceAt(geo.peerAccess, geo.windowBytes, whole, static_cast<double>(published) * esize))
     return PeerAccessPlan("oneshot", desc, geo, published);
   if (!FitsWindow(geo, published, desc.dtype)) return FallbackPlan(desc, geo);
   Plan plan = NewPlan("oneshot", desc, geo);
@@ -157,7 +154,8 @@ Plan TwoShotPlan(const CollDesc& desc, const PlanGeometry& geo) {
   const int n = geo.nranks, r = geo.rank;
   const uint64_t c = desc.count;
   if (n == 1) return SingleRankPlan(desc, geo, c);
-  if (UsePeerAccess(geo, c * DataTypeSize(desc.dtype), FitsWindow(geo, 2 * c, desc.dtype)))
+  const double bytes = static_cast<double>(c * DataTypeSize(desc.dtype));
+  if (CopiesInPlaceAt(geo.peerAccess, geo.windowBytes, bytes, 2 * bytes))
     return PeerAccessPlan("twoshot", desc, geo, c);
   if (!FitsWindow(geo, 2 * c, desc.dtype)) return FallbackPlan(desc, geo);
   Plan plan = NewPlan("twoshot", desc, geo);
