@@ -36,11 +36,11 @@ constexpr double kCrossMemoryCallUs = 0.6;
 // ring's fused pass with streaming stores moves 2n. Its time over the ring's on the development VM, through
 // all_reduce_perf's buffers (the same ones call after call): 2 ranks 0.55-0.60 at 1 MiB (the calibration's size),
 // 0.75-0.83 from 2 to 16 MiB, 1.25 at 32 MiB, 1.33 at 64 MiB; 4 ranks 0.57 at 1 MiB, 0.82 at 4 MiB, 1.48 at 16 MiB.
-// Through selector_perf's moving buffers: 2 ranks 0.83-0.88 at 8 MiB, 0.96-1.08 from 16 MiB; 4 ranks 1.07 at 16 MiB,
-// 0.96-1.03 from 64 MiB (docs/PERFORMANCE.md, "Twentieth session"). From kOutOfCachePeerBytes on the model takes the
-// 2-rank 64 MiB figure, 1.3, moving with log2 of the size in between: for a measured 0.6, 0.86 at 8 MiB, 0.95 at 16 and
-// 1.04 at 32. (With 1.5, the bound of the traffic, 0.94-1.04 at 8 MiB for the scales the calibration measured, and the
-// ring ran 8 MiB on 2 ranks, 1.21x slower than twoshot in selector_perf.)
+// Through selector_perf's moving buffers: 2 ranks 0.73-0.88 at 8 MiB, 0.94-1.09 from 16 MiB; 4 ranks 1.02-1.07 at
+// 16 MiB, 0.96-1.01 from 64 MiB (docs/PERFORMANCE.md, "Twentieth session"). From kOutOfCachePeerBytes on the model
+// takes the 2-rank 64 MiB figure, 1.3, moving with log2 of the size in between: for a measured 0.6, 0.86 at 8 MiB,
+// 0.95 at 16 and 1.04 at 32. (With 1.5, the bound of the traffic, 0.93-1.04 at 8 MiB for the scales the calibration
+// measured, and the ring ran 8 MiB on 2 ranks, 1.21x slower than twoshot in selector_perf.)
 constexpr double kOutOfCachePeerScale = 1.3;
 constexpr double kOutOfCachePeerBytes = 256.0 * (1 << 20);
 
@@ -377,10 +377,10 @@ std::string DescribeCostInputs(const CostInputs& in) {
 double PeerScaleAt(const CostInputs& in, CollKind kind, double bytes) {
   if (!(in.peerScale > 0)) return 1.0;
   // The allgather in place writes each rank's input straight into its peers' outputs, where the ring copies it into a
-  // FIFO slot and out again: one pass fewer in cache and out, 0.6-0.9x the ring's time on 2 and 4 ranks from 256 KiB
-  // to 256 MiB. The reduce-scatter in place reads and reduces what the ring's slots carry, the same passes: 0.87-1.14x
-  // the ring's time on 2 ranks from 512 KiB, 0.95-1.19x on 4 from 2 MiB (the ring's ties). (docs/PERFORMANCE.md,
-  // "Twentieth session".)
+  // FIFO slot and out again: one pass fewer in cache and out, 0.59-0.96x the ring's time on 2 and 4 ranks from
+  // 256 KiB to 256 MiB. The reduce-scatter in place reads and reduces what the ring's slots carry, the same passes:
+  // 0.90-1.15x the ring's time on 2 ranks from 512 KiB, 0.81-1.17x on 4 from 2 MiB (the ring's ties).
+  // (docs/PERFORMANCE.md, "Twentieth session".)
   if (kind == CollKind::AllGather) return in.peerScale;
   if (kind == CollKind::ReduceScatter) return std::max(1.0, in.peerScale);
   const double from = std::max(1.0, static_cast<double>(in.peerScaleBytes));

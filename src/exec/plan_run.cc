@@ -61,7 +61,7 @@ Status PlanRun::init() {
                        "%s: a %s step names buffer %d of rank %d (only its send and receive buffers are published)",
                        plan_.algorithm.c_str(), StepOpName(s.op), s.peer.buf, peer);
         STRATA_CHECK(resolveWindow(peer));
-        if (s.op == StepOp::PeerReduce && peerTemp_.empty()) peerTemp_.resize(kPeerTempBytes);
+        if (s.op == StepOp::PeerReduce && peerTemp_.empty()) peerTemp_.resize(kPeerPieceBytes);
         qs.send.push_back(nullptr);
         qs.recv.push_back(nullptr);
         continue;
@@ -225,8 +225,8 @@ Status PlanRun::runPeerStep(const Step& s, int divisor) {
     default:
       break;
   }
-  // PeerReduce: the peer's elements land in a buffer small enough to stay in cache, one piece at a time.
-  const uint64_t per = kPeerTempBytes / esize_;
+  // PeerReduce: the peer's elements land in a buffer small enough to stay in cache, one plan piece at a time.
+  const uint64_t per = kPeerPieceBytes / esize_;
   for (uint64_t i = 0; i < s.count; i += per) {
     const uint64_t n = std::min(per, s.count - i);
     STRATA_CHECK(windows_[s.recvPeer]->readPeer(h, s.peer.buf, peerOffset + i * esize_, peerTemp_.data(), n * esize_));

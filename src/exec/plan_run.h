@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/collective.h"
 #include "algorithms/plan.h"
 #include "core/status.h"
 #include "exec/run.h"
@@ -63,8 +64,6 @@ class PlanRun : public Run {
   static bool IsPeerOp(StepOp op) {
     return op == StepOp::PeerRead || op == StepOp::PeerReduce || op == StepOp::PeerWrite;
   }
-  // What PeerReduce reads of a peer at a time.
-  static constexpr size_t kPeerTempBytes = 256 << 10;
   // Window flags: every call owns four values, one per stage.
   uint64_t flagValue(uint64_t stage) const { return windowEpoch_ * 4 + stage; }
   // This call's window contents as its peers must see them: element count and datatype.
