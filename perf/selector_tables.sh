@@ -19,6 +19,7 @@
 #   latency                     8 B - 4 KiB at 4 and 8 ranks, selector against forced ring
 #   mpi                         2 ranks, 1 - 256 MiB, strata (selector) beside Open MPI's MPI_Allreduce, both
 #                               reusing one buffer per size
+#   mpi-registered              the same with strata's buffers from strataMemAlloc (the perf tools' -R 1)
 #   mpi-stores                  the same with STRATA_SLOT_STORES cached, streaming and auto, REPS rounds, a table
 #                               each
 #   calibration                 the "calibration took" line at 2, 4 and 8 ranks, 5 runs each
@@ -112,20 +113,24 @@ for part in "$@"; do
         check "latency$n" --reps 3 --algos ring --max 4K --iters-small 1000 -- "$bin/stratarun" -n "$n"
       done
       ;;
-    mpi)
+    mpi | mpi-registered)
       ompi_setup
+      reg=0 name=mpi
+      [[ $part == mpi-registered ]] && reg=1 name=mpi_registered
       for r in 1 2 3; do
-        echo "== mpi run $r $(date +%T)"
+        echo "== $part run $r $(date +%T)"
         # One size per run, so that every call reuses one buffer as Open MPI's tool does (a sweep rotates
         # its calls through the largest size's buffer and so reads cold memory).
-        : > "$out/mpi_strata_$r.txt"
+        : > "$out/${name}_strata_$r.txt"
         for s in 1M 2M 4M 8M 16M 32M 64M 128M 256M; do
-          $quiet "$bin/stratarun" -n 2 "$bin/all_reduce_perf" -b "$s" -e "$s" -n 20 -w 3 >> "$out/mpi_strata_$r.txt"
+          $quiet "$bin/stratarun" -n 2 "$bin/all_reduce_perf" -b "$s" -e "$s" -n 20 -w 3 -R $reg \
+            >> "$out/${name}_strata_$r.txt"
         done
-        $quiet "${mpirun[@]}" /tmp/strata-bench/mpi_allreduce_perf -b 1048576 -e 268435456 -f 2 > "$out/mpi_ompi_$r.txt" 2>&1
+        $quiet "${mpirun[@]}" /tmp/strata-bench/mpi_allreduce_perf -b 1048576 -e 268435456 -f 2 \
+          > "$out/${name}_ompi_$r.txt" 2>&1
       done
       python3 perf/summarize_tables.py --factor 1 --sizes 1M,2M,4M,8M,16M,32M,64M,128M,256M \
-        "strata=$out/mpi_strata_[0-9]*.txt" "openmpi=$out/mpi_ompi_[0-9]*.txt" | tee "$out/mpi.md"
+        "strata=$out/${name}_strata_[0-9]*.txt" "openmpi=$out/${name}_ompi_[0-9]*.txt" | tee "$out/$name.md"
       ;;
     mpi-stores)
       # The same comparison with each STRATA_SLOT_STORES mode, the four tools one after another at every size,

@@ -126,6 +126,13 @@ strataResult_t strataCommGetAsyncError(strataComm_t comm, strataResult_t* asyncE
  * "" before the first collective). The string lives as long as the communicator. */
 strataResult_t strataCommGetLastAlgorithm(strataComm_t comm, const char** name);
 
+/* Host memory that the ranks of one host map into each other (a memfd per buffer, mapped shared). Any buffer works
+ * with every call; one from strataMemAlloc lets the in-place algorithms (oneshot, twoshot) on one host load and store
+ * it directly, where other buffers pay cross-memory attach's page pinning on every call. strataMemFree takes only a
+ * pointer strataMemAlloc gave (NULL is accepted and ignored). */
+strataResult_t strataMemAlloc(void** ptr, size_t size);
+strataResult_t strataMemFree(void* ptr);
+
 /* Collectives. Host buffers: each call blocks until the result is in place. */
 strataResult_t strataAllReduce(const void* sendbuff, void* recvbuff, size_t count, strataDataType_t datatype,
                                strataRedOp_t op, strataComm_t comm, strataStream_t stream);

@@ -56,10 +56,11 @@ const option kLongOptions[] = {
     {"algorithm", required_argument, nullptr, 'A'},
     {"quant", required_argument, nullptr, 'q'},
     {"huge_pages", required_argument, nullptr, 'H'},
+    {"registered", required_argument, nullptr, 'R'},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
-const char kShortOptions[] = ":t:g:b:e:i:f:n:m:w:p:c:o:d:r:z:y:T:G:C:a:J:A:q:H:h";
+const char kShortOptions[] = ":t:g:b:e:i:f:n:m:w:p:c:o:d:r:z:y:T:G:C:a:J:A:q:H:R:h";
 
 }  // namespace
 
@@ -126,6 +127,7 @@ void PrintUsage(FILE* out, const char* prog) {
                "\t[-q,--quant <spec>] (quantized: int8:128, int4:32, bf16, fp8e4m3:64, ... as STRATA_QUANT;\n"
                "\t                     all_reduce, reduce_scatter, all_gather; adds the error column)\n"
                "\t[-H,--huge_pages <0/1>] (1: back the buffers with transparent huge pages, madvise; default 0)\n"
+               "\t[-R,--registered <0/1>] (1: the buffers from strataMemAlloc, which the host's ranks map; default 0)\n"
                "\t[-h,--help]\n",
                prog);
 }
@@ -180,6 +182,9 @@ ParseOutcome ParsePerfOptions(int argc, char** argv, PerfOptions* opts, std::str
         break;
       case 'H':
         ok = ParseInt(value, 0, 1, &opts->hugePages);
+        break;
+      case 'R':
+        ok = ParseInt(value, 0, 1, &opts->registered);
         break;
       case 'o': {
         strataRedOp_t op;

@@ -31,6 +31,7 @@ struct PerfOptions {
   int parallelInit = 0;   // -p: accepted, ignored (one rank per process)
   int timeoutSec = 0;     // -T: the communicator's timeout (strataConfig_t.timeoutMs)
   int hugePages = 0;      // -H 1: the buffers asked to be backed by transparent huge pages (madvise)
+  int registered = 0;     // -R 1: the buffers from strataMemAlloc (its peers on the host map them)
   std::string jsonPath;   // -J
   std::string algorithm;  // -A: forced algorithm (strataConfig_t.algorithm; STRATA_ALGO's grammar)
   std::string quant;      // -q: quantization spec (STRATA_QUANT's grammar) passed to the Ex entry points

@@ -35,7 +35,13 @@ constexpr size_t kHugePage = size_t{2} << 20;  // x86-64's transparent huge page
 size_t RoundUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 struct FreeDeleter {
-  void operator()(char* p) const { std::free(p); }
+  bool registered = false;  // from strataMemAlloc
+  void operator()(char* p) const {
+    if (registered)
+      (void)strataMemFree(p);
+    else
+      std::free(p);
+  }
 };
 using HostBuffer = std::unique_ptr<char, FreeDeleter>;
 
@@ -167,7 +173,14 @@ void PerfSession::AllocateBuffers() {
   bufferBytes_ = RoundUp(std::max<size_t>(opts_.maxBytes, 1), align);
   for (HostBuffer* buf : {&send_, &recv_}) {
     void* p = nullptr;
-    if (posix_memalign(&p, align, bufferBytes_) != 0) {
+    if (opts_.registered) {  // -R 1: page aligned, shared with the host's other ranks
+      const strataResult_t res = strataMemAlloc(&p, bufferBytes_);
+      if (res != strataSuccess) {
+        std::fprintf(stderr, "rank %d: strataMemAlloc(%zu bytes) failed: %s\n", rank_, bufferBytes_,
+                     strataGetLastError(nullptr));
+        std::exit(1);
+      }
+    } else if (posix_memalign(&p, align, bufferBytes_) != 0) {
       std::fprintf(stderr, "rank %d: cannot allocate %zu bytes of host memory (lower -e)\n", rank_, bufferBytes_);
       std::exit(1);
     }
@@ -175,7 +188,7 @@ void PerfSession::AllocateBuffers() {
       std::fprintf(stderr, "-H 1: madvise(MADV_HUGEPAGE) failed (%s); the buffers use ordinary pages\n",
                    std::strerror(errno));
     std::memset(p, 0, bufferBytes_);  // fault the pages in before anything is timed
-    buf->reset(static_cast<char*>(p));
+    *buf = HostBuffer(static_cast<char*>(p), FreeDeleter{opts_.registered != 0});
   }
 }
 

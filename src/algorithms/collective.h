@@ -31,6 +31,11 @@ constexpr uint64_t kPeerAccessMinBytes = 8 << 10;
 // and the writes (a 2-process prototype of the allreduce at 1-16 MiB: 256 KiB pieces 1.14-1.31x faster than 64 KiB).
 constexpr uint64_t kPeerPieceBytes = 256 << 10;
 
+// From this size (SelectorBytes) a call whose selected plan does not go in place asks every rank whether its buffers
+// come from strataMemAlloc (one 4-byte allreduce: 1-3 us on one host), and runs the in-place plan where they all do:
+// on 2 ranks of the development VM at 16-256 MiB, twoshot on such buffers took 0.5-0.8x the ring's time.
+constexpr uint64_t kSharedBufferAgreeMinBytes = 4 << 20;
+
 // Whether the one/two-shot plans of a collective whose whole vector is `bytes` (as above), and whose window would hold
 // `published` bytes, copy in place: where the ranks reach each other's buffers (`peerAccess`, with windows for their
 // flags), from kPeerAccessMinBytes on and wherever the window is too small. The plans and the cost model both ask.

@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "exec/host_reduce.h"
 #include "topology/local_topology.h"
+#include "transport/shm/shared_buffers.h"
 
 namespace strata {
 
@@ -605,9 +606,58 @@ Status Communicator::reportFailure(const Status& st, const std::string& what) {
   return out;
 }
 
+Status Communicator::sharedBufferPlan(const CollDesc& desc, const void* send, const void* recv, CachedPlan* cached,
+                                      CachedPlan** out) {
+  *out = cached;
+  AlgoId forced;
+  const uint64_t esize = DataTypeSize(desc.dtype);
+  const uint64_t sendBytes = desc.count * esize * (desc.kind == CollKind::ReduceScatter ? nranks_ : 1);
+  const uint64_t recvBytes = desc.count * esize * (desc.kind == CollKind::AllGather ? nranks_ : 1);
+  const bool inPlaceKind =
+      desc.kind == CollKind::AllReduce || desc.kind == CollKind::AllGather || desc.kind == CollKind::ReduceScatter;
+  // The same on every rank: the plan, the geometry, the call's shape and the forced algorithms.
+  if (!geo_.peerAccess || !inPlaceKind || cached->plan.peerElems > 0 || settings_.forced.get(desc.kind, &forced) ||
+      SelectorBytes(desc, nranks_) < kSharedBufferAgreeMinBytes)
+    return Status::Ok();
+  auto within = [](const void* p, uint64_t bytes) {
+    SharedRegion r;
+    return FindSharedBuffer(p, &r) && reinterpret_cast<uint64_t>(p) + bytes <= r.base + r.bytes;
+  };
+  int32_t mine = within(send, sendBytes) && within(recv, recvBytes) ? 1 : 0, all = 0;
+  CollDesc agree;
+  agree.kind = CollKind::AllReduce;
+  agree.count = 1;
+  agree.dtype = strataInt32;
+  agree.op = strataMin;
+  STRATA_CHECK(execute(agree, &mine, &all));
+  if (all != 1) return Status::Ok();
+  const auto key = std::make_tuple(static_cast<int>(desc.kind), desc.count, static_cast<int>(desc.dtype),
+                                   static_cast<int>(desc.op), desc.root);
+  auto it = sharedPlans_.find(key);
+  if (it == sharedPlans_.end()) {
+    if (sharedPlans_.size() > 64) sharedPlans_.clear();
+    const AlgoId id = desc.kind == CollKind::AllReduce ? AlgoId::TwoShot : AlgoId::OneShot;
+    Plan plan = BuildPlanWith(id, desc, geo_);
+    if (plan.peerElems == 0) return Status::Ok();  // it does not go in place for this shape
+    it = sharedPlans_.emplace(key, CachedPlan{std::move(plan), nullptr}).first;
+    STRATA_LOG(INFO, TUNING, "%s of %llu elements: every rank's buffers from strataMemAlloc: %s in place, not %s",
+               CollKindName(desc.kind), static_cast<unsigned long long>(desc.count), it->second.plan.algorithm.c_str(),
+               cached->plan.algorithm.c_str());
+    it->second.run = std::make_unique<PlanRun>(it->second.plan, this);
+    Status st = it->second.run->init();
+    if (!st.ok()) {
+      sharedPlans_.erase(it);
+      return st;
+    }
+  }
+  *out = &it->second;
+  return Status::Ok();
+}
+
 Status Communicator::execute(const CollDesc& desc, const void* send, void* recv) {
   CachedPlan* cached = nullptr;
   STRATA_CHECK(cachedPlan(desc, &cached));
+  STRATA_CHECK(sharedBufferPlan(desc, send, recv, cached, &cached));
   const size_t scratchBytes = cached->plan.scratchElems * DataTypeSize(desc.dtype);
   if (scratch_.size() < scratchBytes) scratch_.resize(scratchBytes);
   void* buffers[3] = {const_cast<void*>(send), recv, scratch_.data()};

@@ -121,9 +121,15 @@ class Communicator : public ConnectionTable {
     std::unique_ptr<PlanRun> run;
   };
   Status cachedPlan(const CollDesc& desc, CachedPlan** out);
-  // Runs one plan outside the cache (calibration), with scratch sized for it.
   // Sets geo_.peerAccess: whether every rank reaches its peers' memory by cross-memory attach (one tiny allreduce).
   Status agreeOnPeerAccess();
+  // Where `cached` (the selector's plan for `desc`) does not go in place but could, and the call is large enough
+  // (kSharedBufferAgreeMinBytes) for one 4-byte allreduce more to cost little: the ranks agree whether every one of
+  // them passed buffers from strataMemAlloc, and if so *out is the in-place plan (twoshot, oneshot), which then
+  // reaches the peers' buffers with plain loads and stores. Else *out is `cached`.
+  Status sharedBufferPlan(const CollDesc& desc, const void* send, const void* recv, CachedPlan* cached,
+                          CachedPlan** out);
+  // Runs one plan outside the cache (calibration), with scratch sized for it.
   Status runPlan(const Plan& plan, const void* send, void* recv);
   // Cost inputs from the geometry and the topology's link classes, then calibrated when enabled.
   Status setupSelector();
@@ -163,6 +169,9 @@ class Communicator : public ConnectionTable {
   std::atomic<bool> aborted_{false};
   std::vector<char> scratch_;
   std::map<std::tuple<int, uint64_t, int, int, int>, CachedPlan> plans_;
+  // The in-place plans run instead of the selector's where every rank's buffers come from strataMemAlloc
+  // (sharedBufferPlan), by the same key.
+  std::map<std::tuple<int, uint64_t, int, int, int>, CachedPlan> sharedPlans_;
   std::map<std::tuple<int, uint64_t, int, int, std::string>, CachedQuantPlan> quantPlans_;
   std::vector<float> quantAcc_;    // fp32 accumulator of quantized plans
   std::vector<uint8_t> quantEnc_;  // their encoded ranges

@@ -225,7 +225,14 @@ Status PlanRun::runPeerStep(const Step& s, int divisor) {
     default:
       break;
   }
-  // PeerReduce: the peer's elements land in a buffer small enough to stay in cache, one plan piece at a time.
+  // PeerReduce: straight from the peer's buffer where it is mapped here (strataMemAlloc); else the peer's elements
+  // land in a buffer small enough to stay in cache, one plan piece at a time.
+  char* mapped = nullptr;
+  STRATA_CHECK(windows_[s.recvPeer]->mapPeer(h, s.peer.buf, peerOffset, bytes, &mapped));
+  if (mapped) {
+    HostReduce(at(s.dst, 0), at(s.src, 0), mapped, s.count, plan_.dtype, plan_.op, divisor);
+    return Status::Ok();
+  }
   const uint64_t per = kPeerPieceBytes / esize_;
   for (uint64_t i = 0; i < s.count; i += per) {
     const uint64_t n = std::min(per, s.count - i);

@@ -5,10 +5,13 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
 
+#include "core/log.h"
+#include "transport/shm/shared_buffers.h"
 #include "transport/shm/shm_connection.h"
 
 namespace strata {
@@ -23,6 +26,11 @@ struct WindowHeader {
   uint64_t pid;                         // the owner's process, as its own pid namespace numbers it
   uint64_t cookie;                      // random: read through cross-memory attach at cookieAddr, it proves the reach
   uint64_t cookieAddr;                  // where the owner maps `cookie`
+  // Per half and buffer, the strataMemAlloc buffer holding it (id 0: none), and the owner's count of freed ones.
+  struct Region {
+    std::atomic<uint64_t> id, fd, base, bytes;
+  } regions[2][2];
+  std::atomic<uint64_t> frees;
 };
 
 // Moves `bytes` between this process and process `pid` with process_vm_readv/writev (which may move less than asked).
@@ -81,25 +89,69 @@ class ShmTransport::Window : public PeerWindow {
   // Ordered by the flag: stored before the owner's release, loaded after the reader's acquire.
   uint64_t shape(int h) const override { return head_->shape[h & 1].load(std::memory_order_relaxed); }
   void setShape(int h, uint64_t value) override { head_->shape[h & 1].store(value, std::memory_order_relaxed); }
+  ~Window() override {
+    for (MappedRegion& m : mapped_) UnmapPeerSharedBuffer(&m);
+  }
   void publishBuffers(int h, const void* send, void* recv) override {
-    head_->buffers[h & 1][0].store(reinterpret_cast<uint64_t>(send), std::memory_order_relaxed);
-    head_->buffers[h & 1][1].store(reinterpret_cast<uint64_t>(recv), std::memory_order_relaxed);
+    const void* bufs[2] = {send, recv};
+    for (int b = 0; b < 2; ++b) {
+      head_->buffers[h & 1][b].store(reinterpret_cast<uint64_t>(bufs[b]), std::memory_order_relaxed);
+      SharedRegion r;
+      const bool shared = FindSharedBuffer(bufs[b], &r);
+      WindowHeader::Region& out = head_->regions[h & 1][b];
+      out.id.store(shared ? r.id : 0, std::memory_order_relaxed);
+      out.fd.store(static_cast<uint64_t>(r.fd), std::memory_order_relaxed);
+      out.base.store(r.base, std::memory_order_relaxed);
+      out.bytes.store(r.bytes, std::memory_order_relaxed);
+    }
+    head_->frees.store(SharedBufferFrees(), std::memory_order_relaxed);
   }
   Status readPeer(int h, int buf, uint64_t offset, void* dst, size_t bytes) override {
-    const uint64_t at = head_->buffers[h & 1][buf & 1].load(std::memory_order_relaxed) + offset;
-    if (own_) {
-      std::memcpy(dst, reinterpret_cast<const void*>(at), bytes);
+    char* mapped = nullptr;
+    STRATA_CHECK(mapPeer(h, buf, offset, bytes, &mapped));
+    if (mapped) {
+      std::memcpy(dst, mapped, bytes);
       return Status::Ok();
     }
+    const uint64_t at = head_->buffers[h & 1][buf & 1].load(std::memory_order_relaxed) + offset;
     return CrossMemoryCopy(static_cast<pid_t>(head_->pid), false, dst, at, bytes, rank_);
   }
   Status writePeer(int h, int buf, uint64_t offset, const void* src, size_t bytes) override {
-    const uint64_t at = head_->buffers[h & 1][buf & 1].load(std::memory_order_relaxed) + offset;
-    if (own_) {
-      std::memcpy(reinterpret_cast<void*>(at), src, bytes);
+    char* mapped = nullptr;
+    STRATA_CHECK(mapPeer(h, buf, offset, bytes, &mapped));
+    if (mapped) {
+      std::memcpy(mapped, src, bytes);
       return Status::Ok();
     }
+    const uint64_t at = head_->buffers[h & 1][buf & 1].load(std::memory_order_relaxed) + offset;
     return CrossMemoryCopy(static_cast<pid_t>(head_->pid), true, const_cast<void*>(src), at, bytes, rank_);
+  }
+  // The owner's own buffers are in this process; a peer's from strataMemAlloc are mapped on first use and kept
+  // (kMaxMapped at most, the least recently used dropped; all but the published ones once the owner frees any).
+  Status mapPeer(int h, int buf, uint64_t offset, size_t bytes, char** at) override {
+    const uint64_t addr = head_->buffers[h & 1][buf & 1].load(std::memory_order_relaxed);
+    *at = nullptr;
+    if (own_) {
+      *at = reinterpret_cast<char*>(addr) + offset;
+      return Status::Ok();
+    }
+    const WindowHeader::Region& pub = head_->regions[h & 1][buf & 1];
+    SharedRegion r;
+    r.id = pub.id.load(std::memory_order_relaxed);
+    if (r.id == 0) return Status::Ok();
+    r.fd = static_cast<int>(pub.fd.load(std::memory_order_relaxed));
+    r.base = pub.base.load(std::memory_order_relaxed);
+    r.bytes = pub.bytes.load(std::memory_order_relaxed);
+    const uint64_t from = addr - r.base + offset;
+    STRATA_REQUIRE(from + bytes <= r.bytes, strataInvalidUsage,
+                   "rank %d's buffer from strataMemAlloc holds %llu bytes from %#llx, and this call reaches %llu bytes "
+                   "into it (is its buffer as large as the count and datatype say?)",
+                   rank_, static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(r.base),
+                   static_cast<unsigned long long>(from + bytes));
+    MappedRegion* m = nullptr;
+    STRATA_CHECK(mappingOf(r, &m));
+    if (m->base) *at = m->base + from;
+    return Status::Ok();
   }
   // Reads the owner's cookie through cross-memory attach and writes it back: both directions reach its memory.
   bool reachable() const {
@@ -114,10 +166,57 @@ class ShmTransport::Window : public PeerWindow {
  private:
   char* base_;
   size_t bytes_;
+  static constexpr size_t kMaxMapped = 16;
+
+  // The mapping of the owner's buffer `r`, mapped now if need be (base nullptr where it cannot be: the copies then
+  // go by cross-memory attach).
+  Status mappingOf(const SharedRegion& r, MappedRegion** out) {
+    const uint64_t frees = head_->frees.load(std::memory_order_relaxed);
+    if (frees != seenFrees_) {  // drop what the owner may have freed: everything not published now
+      seenFrees_ = frees;
+      auto published = [this](uint64_t id) {
+        for (auto& half : head_->regions)
+          for (auto& b : half)
+            if (b.id.load(std::memory_order_relaxed) == id) return true;
+        return false;
+      };
+      for (size_t i = mapped_.size(); i-- > 0;) {
+        if (published(mapped_[i].id)) continue;
+        UnmapPeerSharedBuffer(&mapped_[i]);
+        mapped_.erase(mapped_.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+    }
+    for (size_t i = 0; i < mapped_.size(); ++i) {
+      if (mapped_[i].id != r.id) continue;
+      std::rotate(mapped_.begin(), mapped_.begin() + static_cast<std::ptrdiff_t>(i),
+                  mapped_.begin() + static_cast<std::ptrdiff_t>(i) + 1);  // most recent first
+      *out = &mapped_[0];
+      return Status::Ok();
+    }
+    MappedRegion m;
+    const Status st = MapPeerSharedBuffer(static_cast<pid_t>(head_->pid), r, &m);
+    if (!st.ok()) {
+      STRATA_LOG(WARN, SHM,
+                 "rank %d's buffer from strataMemAlloc could not be mapped (%s): cross-memory attach reaches it", rank_,
+                 st.message().c_str());
+      m.id = r.id;  // remembered, so that it is not tried again
+      m.bytes = r.bytes;
+    }
+    if (mapped_.size() == kMaxMapped) {
+      UnmapPeerSharedBuffer(&mapped_.back());
+      mapped_.pop_back();
+    }
+    mapped_.insert(mapped_.begin(), m);
+    *out = &mapped_[0];
+    return Status::Ok();
+  }
+
   WindowHeader* head_;
   Doorbell* bell_;
   int rank_;
   bool own_;
+  std::vector<MappedRegion> mapped_;  // a peer's view: its buffers from strataMemAlloc, most recently used first
+  uint64_t seenFrees_ = 0;
 };
 
 static_assert(sizeof(Doorbell) <= ShmLayout::kWindowFlagOffset, "the window flag follows the doorbell");

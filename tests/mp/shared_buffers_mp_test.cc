@@ -1,0 +1,182 @@
+// Collectives on buffers from strataMemAlloc, which the ranks of one host map into each other: results against a
+// float64 reference call after call, buffers freed and allocated again (a peer must not keep the old mapping, nor
+// every mapping it ever made), one rank passing ordinary memory for a while, and the in-place plan run instead of
+// the selector's only where every rank's buffers are shared.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "mp/mp_harness.h"
+
+namespace strata {
+namespace test {
+namespace {
+
+enum Coll { kAllReduce, kAllGather, kReduceScatter };
+const char* const kNames[] = {"allreduce", "allgather", "reducescatter"};
+
+// Mappings of strataMemAlloc buffers in this process: its own and its peers'.
+int SharedBufferMappings() {
+  std::ifstream maps("/proc/self/maps");
+  int n = 0;
+  for (std::string line; std::getline(maps, line);) n += line.find("/memfd:strata-buffer") != std::string::npos;
+  return n;
+}
+
+struct SharedSet {
+  float* a = nullptr;
+  float* b = nullptr;
+};
+
+std::string Allocate(SharedSet* s, size_t elems) {
+  void* a = nullptr;
+  void* b = nullptr;
+  if (strataMemAlloc(&a, elems * sizeof(float)) != strataSuccess ||
+      strataMemAlloc(&b, elems * sizeof(float)) != strataSuccess)
+    return std::string("strataMemAlloc: ") + strataGetLastError(nullptr);
+  s->a = static_cast<float*>(a);
+  s->b = static_cast<float*>(b);
+  return "";
+}
+
+std::string Free(SharedSet* s) {
+  if (strataMemFree(s->a) != strataSuccess || strataMemFree(s->b) != strataSuccess)
+    return std::string("strataMemFree: ") + strataGetLastError(nullptr);
+  *s = SharedSet{};
+  return "";
+}
+
+TEST(SharedBuffers, CallAfterCall) {
+  if (!CrossMemoryAttachWorks()) GTEST_SKIP() << "process_vm_readv/writev between processes is refused here";
+  MpOptions o;
+  o.nranks = 3;
+  o.timeoutSec = 240;
+  // The model alone picks (no calibration): the ring for the 8 MiB allreduce, which every rank's shared buffers
+  // turn into twoshot.
+  o.beforeInit = [](int) { setenv("STRATA_CALIBRATE", "0", 1); };
+  MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
+    const size_t big = 2100000, counts[] = {2049, 70001, 300001};
+    const size_t most = std::max<size_t>(big, 300001 * n);
+    SharedSet sets[2];
+    std::string err = Allocate(&sets[0], most);
+    if (err.empty()) err = Allocate(&sets[1], most);
+    std::vector<float> plainA(most), plainB(most);
+    for (int call = 0; call < 60 && err.empty(); ++call) {
+      // One rank frees one set and allocates it again every third call: new ids, often at the same addresses.
+      if (call % 3 == 2 && (call / 3) % n == r) {
+        err = Free(&sets[call % 2]);
+        if (err.empty()) err = Allocate(&sets[call % 2], most);
+        if (!err.empty()) break;
+      }
+      const Coll c = static_cast<Coll>(call % 3);
+      const size_t count = c == kAllReduce && call % 2 == 0 ? big : counts[(call / 3) % 3];
+      const bool inPlace = (call / 6) % 2 == 1;
+      const bool plain = r == 1 && call >= 30 && call < 45;  // rank 1 passes ordinary memory
+      float* a = plain ? plainA.data() : sets[call % 2].a;
+      float* b = plain ? plainB.data() : sets[call % 2].b;
+      auto in = [&](int q, size_t i) {
+        return static_cast<float>((q + 1) * 1000 + call * 7 + static_cast<int>(i % 5));
+      };
+      const size_t sendN = c == kReduceScatter ? count * n : count;
+      float* recv = b;
+      float* send = a;
+      if (inPlace) {
+        send = c == kAllGather ? b + r * count : b;
+        recv = c == kReduceScatter ? b + r * count : b;
+      }
+      for (size_t i = 0; i < sendN; ++i) send[i] = in(r, i);
+      strataResult_t rc;
+      if (c == kAllReduce)
+        rc = strataAllReduce(send, recv, count, strataFloat32, strataSum, comm, nullptr);
+      else if (c == kAllGather)
+        rc = strataAllGather(send, recv, count, strataFloat32, comm, nullptr);
+      else
+        rc = strataReduceScatter(send, recv, count, strataFloat32, strataSum, comm, nullptr);
+      const std::string what = "call " + std::to_string(call) + " (" + kNames[c] + ", " + std::to_string(count) +
+                               (inPlace ? ", in place" : "") + (call >= 30 && call < 45 ? ", rank 1 plain" : "") + ")";
+      if (rc != strataSuccess) {
+        err = what + ": " + strataGetLastError(comm);
+        break;
+      }
+      const char* ran = nullptr;
+      if (strataCommGetLastAlgorithm(comm, &ran) != strataSuccess) {
+        err = what + ": no algorithm";
+        break;
+      }
+      if (count == big) {
+        const std::string want = call >= 30 && call < 45 ? "ring" : "twoshot";
+        if (ran != want) {
+          err = what + ": ran " + ran + ", expected " + want;
+          break;
+        }
+      }
+      const size_t recvN = c == kAllGather ? count * n : count;
+      for (size_t i = 0; i < recvN && err.empty(); ++i) {
+        double want = 0;
+        if (c == kAllGather) {
+          want = in(static_cast<int>(i / count), i % count);
+        } else {
+          const size_t idx = c == kReduceScatter ? r * count + i : i;
+          for (int q = 0; q < n; ++q) want += in(q, idx);
+        }
+        if (recv[i] != want)
+          err = what + ": element " + std::to_string(i) + " is " + std::to_string(recv[i]) + ", expected " +
+                std::to_string(want) + " (ran " + ran + ")";
+      }
+    }
+    // Its own four buffers, and of each peer at most the four its window publishes (two calls' send and receive):
+    // the mappings of buffers a peer freed are gone.
+    const int mappings = SharedBufferMappings();
+    if (err.empty() && mappings > 4 + 4 * (n - 1))
+      err =
+          std::to_string(mappings) + " mappings of shared buffers, expected at most " + std::to_string(4 + 4 * (n - 1));
+    for (SharedSet& s : sets)
+      if (err.empty()) err = Free(&s);
+    return err;
+  });
+  EXPECT_TRUE(res.ok()) << res.summary();
+}
+
+// A shared buffer smaller than the call's count: the peer whose part lies beyond it gets strataInvalidUsage saying so,
+// not a fault on its mapping; the others fail too (that peer stops), none hangs.
+TEST(SharedBuffers, ABufferSmallerThanTheCountIsRefused) {
+  if (!CrossMemoryAttachWorks()) GTEST_SKIP() << "process_vm_readv/writev between processes is refused here";
+  MpOptions o;
+  o.nranks = 3;
+  o.timeoutSec = 120;
+  o.commTimeoutMs = 20000;
+  MpResult res = RunRanks(o, [&](int r, int, strataComm_t comm) -> std::string {
+    const size_t count = 300000;
+    // Rank 0's input holds its own part and rank 1's (two thirds): rank 2's part lies beyond it.
+    const size_t have = r == 0 ? count * 2 / 3 + 10 : count;
+    void* send = nullptr;
+    void* recv = nullptr;
+    if (strataMemAlloc(&send, have * sizeof(float)) != strataSuccess ||
+        strataMemAlloc(&recv, count * sizeof(float)) != strataSuccess)
+      return std::string("strataMemAlloc: ") + strataGetLastError(nullptr);
+    strataConfig_t cfg = STRATA_CONFIG_INITIALIZER;
+    cfg.algorithm = "allreduce:twoshot";
+    strataComm_t sub = nullptr;
+    if (strataCommSplit(comm, 0, r, &sub, &cfg) != strataSuccess) return std::string("split failed");
+    std::string err;
+    const strataResult_t rc = strataAllReduce(send, recv, count, strataFloat32, strataSum, sub, nullptr);
+    const std::string why = rc == strataSuccess ? "" : strataGetLastError(sub);
+    if (r == 2 && (rc != strataInvalidUsage || why.find("strataMemAlloc") == std::string::npos ||
+                   why.find("as large as the count") == std::string::npos))
+      err = "rank 2: " + std::string(strataGetErrorString(rc)) + ": " + why;
+    if (r != 2 && rc == strataSuccess) err = "succeeded with rank 0's buffer too small";
+    strataCommAbort(sub);
+    strataMemFree(send);
+    strataMemFree(recv);
+    return err;
+  });
+  EXPECT_TRUE(res.ok()) << res.summary();
+}
+
+}  // namespace
+}  // namespace test
+}  // namespace strata
