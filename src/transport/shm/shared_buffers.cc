@@ -115,7 +115,9 @@ Status MapPeerSharedBuffer(pid_t pid, const SharedRegion& region, MappedRegion* 
     close(fd);
     return MakeError(strataSystemError, "%s is not the %zu-byte buffer published", path, mapped);
   }
-  void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  // Populated now: else the first call to reach each page faults on it here (a sweep through a large buffer timed
+  // its first pass 1.3-1.6x slower than through cross-memory attach).
+  void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   const int err = errno;
   close(fd);
   if (p == MAP_FAILED) return MakeError(strataSystemError, "mapping %s failed: %s", path, strerror(err));
