@@ -19,6 +19,16 @@
 namespace strata {
 
 namespace {
+
+// Resolves the connections of a plan just cached at `it`; one that cannot run leaves the cache.
+template <typename Cache>
+Status ResolveCached(Cache& cache, typename Cache::iterator it, ConnectionTable* conns) {
+  it->second.run = std::make_unique<PlanRun>(it->second.plan, conns);
+  Status st = it->second.run->init();
+  if (!st.ok()) cache.erase(it);
+  return st;
+}
+
 std::atomic<uint64_t> g_commCounter{0};
 
 bool IsPowerOfTwo(uint64_t x) { return x && !(x & (x - 1)); }
@@ -419,12 +429,7 @@ Status Communicator::cachedPlan(const CollDesc& desc, CachedPlan** out) {
                  static_cast<unsigned long long>(bytes), SizeClass(bytes), it->second.plan.algorithm.c_str(),
                  measured ? "timed" : "picked", GetAlgoInfo(id).name, selector_.estimateUs(id, desc.kind, bytes));
     }
-    it->second.run = std::make_unique<PlanRun>(it->second.plan, this);
-    Status st = it->second.run->init();
-    if (!st.ok()) {
-      plans_.erase(it);
-      return st;
-    }
+    STRATA_CHECK(ResolveCached(plans_, it, this));
   }
   *out = &it->second;
   return Status::Ok();
@@ -551,18 +556,24 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
   return Status::Ok();
 }
 
-Status Communicator::agreeOnPeerAccess() {
-  if (geo_.windowBytes == 0 || !shm_) return Status::Ok();
-  // Plans must agree on every rank: one rank that cannot reach a peer (or has STRATA_CMA=0) turns it off for all.
-  int32_t mine = settings_.cma && shm_->reachesPeers() ? 1 : 0, all = 0;
+Status Communicator::allRanksAgree(bool mine, bool* all) {
+  int32_t in = mine ? 1 : 0, out = 0;
   CollDesc d;
   d.kind = CollKind::AllReduce;
   d.count = 1;
   d.dtype = strataInt32;
   d.op = strataMin;
-  Status st = runPlan(RingAllReducePlan(d, geo_), &mine, &all);
+  STRATA_CHECK(runPlan(RingAllReducePlan(d, geo_), &in, &out));
+  *all = out == 1;
+  return Status::Ok();
+}
+
+Status Communicator::agreeOnPeerAccess() {
+  if (geo_.windowBytes == 0 || !shm_) return Status::Ok();
+  // Plans must agree on every rank: one rank that cannot reach a peer (or has STRATA_CMA=0) turns it off for all.
+  const bool mine = settings_.cma && shm_->reachesPeers();
+  Status st = allRanksAgree(mine, &geo_.peerAccess);
   if (!st.ok()) return MakeError(st.code(), "agreeing on cross-memory attach: %s", st.message().c_str());
-  geo_.peerAccess = all == 1;
   STRATA_LOG(INFO, INIT, "cross-memory attach between the ranks of this host: %s",
              geo_.peerAccess  ? "on"
              : !settings_.cma ? "off (STRATA_CMA=0 here)"
@@ -623,14 +634,9 @@ Status Communicator::sharedBufferPlan(const CollDesc& desc, const void* send, co
     SharedRegion r;
     return FindSharedBuffer(p, &r) && reinterpret_cast<uint64_t>(p) + bytes <= r.base + r.bytes;
   };
-  int32_t mine = within(send, sendBytes) && within(recv, recvBytes) ? 1 : 0, all = 0;
-  CollDesc agree;
-  agree.kind = CollKind::AllReduce;
-  agree.count = 1;
-  agree.dtype = strataInt32;
-  agree.op = strataMin;
-  STRATA_CHECK(execute(agree, &mine, &all));
-  if (all != 1) return Status::Ok();
+  bool all = false;
+  STRATA_CHECK(allRanksAgree(within(send, sendBytes) && within(recv, recvBytes), &all));
+  if (!all) return Status::Ok();
   const auto key = std::make_tuple(static_cast<int>(desc.kind), desc.count, static_cast<int>(desc.dtype),
                                    static_cast<int>(desc.op), desc.root);
   auto it = sharedPlans_.find(key);
@@ -643,12 +649,7 @@ Status Communicator::sharedBufferPlan(const CollDesc& desc, const void* send, co
     STRATA_LOG(INFO, TUNING, "%s of %llu elements: every rank's buffers from strataMemAlloc: %s in place, not %s",
                CollKindName(desc.kind), static_cast<unsigned long long>(desc.count), it->second.plan.algorithm.c_str(),
                cached->plan.algorithm.c_str());
-    it->second.run = std::make_unique<PlanRun>(it->second.plan, this);
-    Status st = it->second.run->init();
-    if (!st.ok()) {
-      sharedPlans_.erase(it);
-      return st;
-    }
+    STRATA_CHECK(ResolveCached(sharedPlans_, it, this));
   }
   *out = &it->second;
   return Status::Ok();

@@ -121,6 +121,8 @@ class Communicator : public ConnectionTable {
     std::unique_ptr<PlanRun> run;
   };
   Status cachedPlan(const CollDesc& desc, CachedPlan** out);
+  // Whether `mine` holds on every rank (one 4-byte ring allreduce, outside the plan cache).
+  Status allRanksAgree(bool mine, bool* all);
   // Sets geo_.peerAccess: whether every rank reaches its peers' memory by cross-memory attach (one tiny allreduce).
   Status agreeOnPeerAccess();
   // Where `cached` (the selector's plan for `desc`) does not go in place but could, and the call is large enough
