@@ -240,56 +240,18 @@ TEST(ForcedAlgorithms, CrossMemoryAttachCallAfterCall) {
                                      {std::vector<float>(most), std::vector<float>(most)}};
     for (int call = 0; call < 90 && err.empty(); ++call) {
       if (r == 0 && call % 7 == 0) usleep(3000);
-      const Coll c = call % 3 == 0 ? kAllReduce : call % 3 == 1 ? kAllGather : kReduceScatter;
+      const FamilyColl c = static_cast<FamilyColl>(call % 3);
       const size_t count = counts[(call / 3) % 3];
       const bool inPlace = (call / 9) % 2 == 1;
-      std::vector<float>& a = sets[call % 2][0];
-      std::vector<float>& b = sets[call % 2][1];
       auto in = [&](int q, size_t i) {
         return static_cast<float>((q + 1) * 1000 + call * 7 + static_cast<int>(i % 5));
       };
-      const size_t sendN = c == kReduceScatter ? count * n : count;
-      // NCCL's in-place offsets: the allgather sends from its block of the output, the reduce-scatter's output is its
-      // block of the input.
-      float* recv = b.data();
-      float* send = a.data();
-      if (inPlace) {
-        send = c == kAllGather ? b.data() + r * count : b.data();
-        recv = c == kReduceScatter ? b.data() + r * count : b.data();
-      }
-      for (size_t i = 0; i < sendN; ++i) send[i] = in(r, i);
-      strataResult_t rc;
-      if (c == kAllReduce)
-        rc = strataAllReduce(send, recv, count, strataFloat32, strataSum, sub, nullptr);
-      else if (c == kAllGather)
-        rc = strataAllGather(send, recv, count, strataFloat32, sub, nullptr);
-      else
-        rc = strataReduceScatter(send, recv, count, strataFloat32, strataSum, sub, nullptr);
-      const std::string what = "call " + std::to_string(call) + " (" + kCollKeys[c] + ", " + std::to_string(count) +
-                               (inPlace ? ", in place" : "") + ")";
-      if (rc != strataSuccess) {
-        err = what + ": " + strataGetLastError(sub);
-        break;
-      }
-      const char* ran = nullptr;
-      if (strataCommGetLastAlgorithm(sub, &ran) != strataSuccess ||
-          std::string(ran) != (c == kAllReduce ? "twoshot" : "oneshot")) {
-        err = what + ": ran " + (ran ? ran : "?");
-        break;
-      }
-      const size_t recvN = c == kAllGather ? count * n : count;
-      for (size_t i = 0; i < recvN && err.empty(); ++i) {
-        double want = 0;
-        if (c == kAllGather) {
-          want = in(static_cast<int>(i / count), i % count);
-        } else {
-          const size_t idx = c == kReduceScatter ? r * count + i : i;
-          for (int q = 0; q < n; ++q) want += in(q, idx);
-        }
-        if (recv[i] != want)
-          err = what + ": element " + std::to_string(i) + " is " + std::to_string(recv[i]) + ", expected " +
-                std::to_string(want);
-      }
+      const std::string what = "call " + std::to_string(call) + " (" + FamilyCollName(c) + ", " +
+                               std::to_string(count) + (inPlace ? ", in place" : "") + ")";
+      std::string ran;
+      err = RunAndCheckFamilyCall(c, sub, r, n, count, inPlace, sets[call % 2][0].data(), sets[call % 2][1].data(), in,
+                                  what, &ran);
+      if (err.empty() && ran != (c == FamilyColl::kAllReduce ? "twoshot" : "oneshot")) err = what + ": ran " + ran;
     }
     if (strataCommDestroy(sub) != strataSuccess && err.empty()) err = "destroy failed";
     return err;

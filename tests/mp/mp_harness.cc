@@ -213,5 +213,47 @@ bool CrossMemoryAttachWorks() {
 }
 MpResult RunProcesses(const MpOptions& options, const RankFn& fn) { return Run(options, fn, false); }
 
+const char* FamilyCollName(FamilyColl c) {
+  return c == FamilyColl::kAllReduce ? "allreduce" : c == FamilyColl::kAllGather ? "allgather" : "reducescatter";
+}
+
+std::string RunAndCheckFamilyCall(FamilyColl c, strataComm_t comm, int r, int n, size_t count, bool inPlace, float* a,
+                                  float* b, const std::function<float(int, size_t)>& in, const std::string& what,
+                                  std::string* ran) {
+  const size_t sendN = c == FamilyColl::kReduceScatter ? count * n : count;
+  float* send = a;
+  float* recv = b;
+  if (inPlace) {  // the allgather sends from its block of the output, the reduce-scatter's output is its block
+    send = c == FamilyColl::kAllGather ? b + r * count : b;
+    recv = c == FamilyColl::kReduceScatter ? b + r * count : b;
+  }
+  for (size_t i = 0; i < sendN; ++i) send[i] = in(r, i);
+  strataResult_t rc;
+  if (c == FamilyColl::kAllReduce)
+    rc = strataAllReduce(send, recv, count, strataFloat32, strataSum, comm, nullptr);
+  else if (c == FamilyColl::kAllGather)
+    rc = strataAllGather(send, recv, count, strataFloat32, comm, nullptr);
+  else
+    rc = strataReduceScatter(send, recv, count, strataFloat32, strataSum, comm, nullptr);
+  if (rc != strataSuccess) return what + ": " + strataGetLastError(comm);
+  const char* algo = nullptr;
+  if (strataCommGetLastAlgorithm(comm, &algo) != strataSuccess) return what + ": no algorithm";
+  if (ran) *ran = algo;
+  const size_t recvN = c == FamilyColl::kAllGather ? count * n : count;
+  for (size_t i = 0; i < recvN; ++i) {
+    double want = 0;
+    if (c == FamilyColl::kAllGather) {
+      want = in(static_cast<int>(i / count), i % count);
+    } else {
+      const size_t idx = c == FamilyColl::kReduceScatter ? r * count + i : i;
+      for (int q = 0; q < n; ++q) want += in(q, idx);
+    }
+    if (recv[i] != want)
+      return what + ": element " + std::to_string(i) + " is " + std::to_string(recv[i]) + ", expected " +
+             std::to_string(want) + " (ran " + algo + ")";
+  }
+  return "";
+}
+
 }  // namespace test
 }  // namespace strata

@@ -43,5 +43,15 @@ MpResult RunProcesses(const MpOptions& options, const RankFn& fn);
 // the ranks of a communicator on this host will try to: tests expect the in-place one/two-shot plans only then.
 bool CrossMemoryAttachWorks();
 
+// One float32 allreduce, allgather or reduce-scatter (sums) of `count` elements (the API's count) on rank r of n, from
+// buffer `a` into buffer `b`, or in place within `b` at NCCL's offsets; input element i of rank q is in(q, i). Checks
+// every output element against a float64 sum. Returns "" or what went wrong, prefixed with `what`; *ran (optional):
+// the algorithm the call ran.
+enum class FamilyColl { kAllReduce, kAllGather, kReduceScatter };
+const char* FamilyCollName(FamilyColl c);  // "allreduce", "allgather", "reducescatter"
+std::string RunAndCheckFamilyCall(FamilyColl c, strataComm_t comm, int r, int n, size_t count, bool inPlace, float* a,
+                                  float* b, const std::function<float(int, size_t)>& in, const std::string& what,
+                                  std::string* ran = nullptr);
+
 }  // namespace test
 }  // namespace strata

@@ -16,9 +16,6 @@ namespace strata {
 namespace test {
 namespace {
 
-enum Coll { kAllReduce, kAllGather, kReduceScatter };
-const char* const kNames[] = {"allreduce", "allgather", "reducescatter"};
-
 // Mappings of strataMemAlloc buffers in this process: its own and its peers'.
 int SharedBufferMappings() {
   std::ifstream maps("/proc/self/maps");
@@ -72,61 +69,22 @@ TEST(SharedBuffers, CallAfterCall) {
         if (err.empty()) err = Allocate(&sets[call % 2], most);
         if (!err.empty()) break;
       }
-      const Coll c = static_cast<Coll>(call % 3);
-      const size_t count = c == kAllReduce && call % 2 == 0 ? big : counts[(call / 3) % 3];
+      const FamilyColl c = static_cast<FamilyColl>(call % 3);
+      const size_t count = c == FamilyColl::kAllReduce && call % 2 == 0 ? big : counts[(call / 3) % 3];
       const bool inPlace = (call / 6) % 2 == 1;
-      const bool plain = r == 1 && call >= 30 && call < 45;  // rank 1 passes ordinary memory
-      float* a = plain ? plainA.data() : sets[call % 2].a;
-      float* b = plain ? plainB.data() : sets[call % 2].b;
+      const bool plain = call >= 30 && call < 45;  // rank 1 passes ordinary memory
+      float* a = plain && r == 1 ? plainA.data() : sets[call % 2].a;
+      float* b = plain && r == 1 ? plainB.data() : sets[call % 2].b;
       auto in = [&](int q, size_t i) {
         return static_cast<float>((q + 1) * 1000 + call * 7 + static_cast<int>(i % 5));
       };
-      const size_t sendN = c == kReduceScatter ? count * n : count;
-      float* recv = b;
-      float* send = a;
-      if (inPlace) {
-        send = c == kAllGather ? b + r * count : b;
-        recv = c == kReduceScatter ? b + r * count : b;
-      }
-      for (size_t i = 0; i < sendN; ++i) send[i] = in(r, i);
-      strataResult_t rc;
-      if (c == kAllReduce)
-        rc = strataAllReduce(send, recv, count, strataFloat32, strataSum, comm, nullptr);
-      else if (c == kAllGather)
-        rc = strataAllGather(send, recv, count, strataFloat32, comm, nullptr);
-      else
-        rc = strataReduceScatter(send, recv, count, strataFloat32, strataSum, comm, nullptr);
-      const std::string what = "call " + std::to_string(call) + " (" + kNames[c] + ", " + std::to_string(count) +
-                               (inPlace ? ", in place" : "") + (call >= 30 && call < 45 ? ", rank 1 plain" : "") + ")";
-      if (rc != strataSuccess) {
-        err = what + ": " + strataGetLastError(comm);
-        break;
-      }
-      const char* ran = nullptr;
-      if (strataCommGetLastAlgorithm(comm, &ran) != strataSuccess) {
-        err = what + ": no algorithm";
-        break;
-      }
-      if (count == big) {
-        const std::string want = call >= 30 && call < 45 ? "ring" : "twoshot";
-        if (ran != want) {
-          err = what + ": ran " + ran + ", expected " + want;
-          break;
-        }
-      }
-      const size_t recvN = c == kAllGather ? count * n : count;
-      for (size_t i = 0; i < recvN && err.empty(); ++i) {
-        double want = 0;
-        if (c == kAllGather) {
-          want = in(static_cast<int>(i / count), i % count);
-        } else {
-          const size_t idx = c == kReduceScatter ? r * count + i : i;
-          for (int q = 0; q < n; ++q) want += in(q, idx);
-        }
-        if (recv[i] != want)
-          err = what + ": element " + std::to_string(i) + " is " + std::to_string(recv[i]) + ", expected " +
-                std::to_string(want) + " (ran " + ran + ")";
-      }
+      const std::string what = "call " + std::to_string(call) + " (" + FamilyCollName(c) + ", " +
+                               std::to_string(count) + (inPlace ? ", in place" : "") + (plain ? ", rank 1 plain" : "") +
+                               ")";
+      std::string ran;
+      err = RunAndCheckFamilyCall(c, comm, r, n, count, inPlace, a, b, in, what, &ran);
+      const std::string want = plain ? "ring" : "twoshot";
+      if (err.empty() && count == big && ran != want) err = what + ": ran " + ran + ", expected " + want;
     }
     // Its own four buffers, and of each peer at most the four its window publishes (two calls' send and receive):
     // the mappings of buffers a peer freed are gone.
