@@ -32,8 +32,9 @@ constexpr uint64_t kPeerAccessMinBytes = 8 << 10;
 constexpr uint64_t kPeerPieceBytes = 256 << 10;
 
 // From this size (SelectorBytes) a call whose selected plan does not go in place asks every rank whether its buffers
-// come from strataMemAlloc (one 4-byte allreduce: 1-3 us on one host), and runs the in-place plan where they all do:
-// on 2 ranks of the development VM at 16-256 MiB, twoshot on such buffers took 0.5-0.8x the ring's time.
+// come from strataMemAlloc (one 4-byte ring allreduce: 0.65 us on 2 ranks, 25 us on 4 ranks of the 2-core development
+// VM, where a 4 MiB allreduce on 2 ranks took 316-574 us), and runs the in-place plan where they all do: on 2 ranks
+// of that VM at 16-256 MiB, twoshot on such buffers took 0.5-0.8x the ring's time.
 constexpr uint64_t kSharedBufferAgreeMinBytes = 4 << 20;
 
 // Whether the one/two-shot plans of a collective whose whole vector is `bytes` (as above), and whose window would hold

@@ -59,8 +59,8 @@ const std::vector<KnobInfo>& AllKnobs() {
        "rank"},
       {"STRATA_CMA", KnobType::Bool, "1",
        "1: ranks of one host copy straight between each other's buffers (cross-memory attach, process_vm_readv and "
-       "process_vm_writev) in the oneshot and twoshot algorithms for buffers larger than the window, where every "
-       "rank's kernel allows it (probed at init); 0 (on any rank): never"},
+       "process_vm_writev; buffers from strataMemAlloc mapped instead) in the oneshot and twoshot algorithms for "
+       "buffers larger than the window, where every rank's kernel allows it (probed at init); 0 (on any rank): never"},
       {"STRATA_QUANT", KnobType::String, "",
        "quantize every eligible call (sum/avg of fp32, fp16, bf16): format[:block[:scale[:rounding[:seed]]]], "
        "e.g. int8:128 (docs/QUANTIZATION.md)"},
