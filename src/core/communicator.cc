@@ -406,9 +406,13 @@ WaitPolicy Communicator::waitPolicy() const {
   return w;
 }
 
+Communicator::PlanKey Communicator::PlanKeyOf(const CollDesc& desc) {
+  return PlanKey(static_cast<int>(desc.kind), desc.count, static_cast<int>(desc.dtype), static_cast<int>(desc.op),
+                 desc.root);
+}
+
 Status Communicator::cachedPlan(const CollDesc& desc, CachedPlan** out) {
-  auto key = std::make_tuple(static_cast<int>(desc.kind), desc.count, static_cast<int>(desc.dtype),
-                             static_cast<int>(desc.op), desc.root);
+  const PlanKey key = PlanKeyOf(desc);
   auto it = plans_.find(key);
   if (it == plans_.end()) {
     if (plans_.size() > 256) plans_.clear();  // bounded: plans of very large buffers are long
@@ -637,8 +641,7 @@ Status Communicator::sharedBufferPlan(const CollDesc& desc, const void* send, co
   bool all = false;
   STRATA_CHECK(allRanksAgree(within(send, sendBytes) && within(recv, recvBytes), &all));
   if (!all) return Status::Ok();
-  const auto key = std::make_tuple(static_cast<int>(desc.kind), desc.count, static_cast<int>(desc.dtype),
-                                   static_cast<int>(desc.op), desc.root);
+  const PlanKey key = PlanKeyOf(desc);
   auto it = sharedPlans_.find(key);
   if (it == sharedPlans_.end()) {
     if (sharedPlans_.size() > 64) sharedPlans_.clear();

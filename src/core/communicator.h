@@ -170,10 +170,13 @@ class Communicator : public ConnectionTable {
   std::vector<std::vector<std::unique_ptr<RecvConnection>>> recv_;
   std::atomic<bool> aborted_{false};
   std::vector<char> scratch_;
-  std::map<std::tuple<int, uint64_t, int, int, int>, CachedPlan> plans_;
+  // A collective's plans by its shape: kind, count, datatype, op and root (PlanKeyOf).
+  using PlanKey = std::tuple<int, uint64_t, int, int, int>;
+  static PlanKey PlanKeyOf(const CollDesc& desc);
+  std::map<PlanKey, CachedPlan> plans_;
   // The in-place plans run instead of the selector's where every rank's buffers come from strataMemAlloc
-  // (sharedBufferPlan), by the same key.
-  std::map<std::tuple<int, uint64_t, int, int, int>, CachedPlan> sharedPlans_;
+  // (sharedBufferPlan).
+  std::map<PlanKey, CachedPlan> sharedPlans_;
   std::map<std::tuple<int, uint64_t, int, int, std::string>, CachedQuantPlan> quantPlans_;
   std::vector<float> quantAcc_;    // fp32 accumulator of quantized plans
   std::vector<uint8_t> quantEnc_;  // their encoded ranges

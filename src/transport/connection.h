@@ -115,9 +115,9 @@ class PeerWindow {
     (void)h, (void)buf, (void)offset, (void)src, (void)bytes;
     return MakeError(strataInternalError, "this window's owner cannot be reached by cross-memory attach");
   }
-  // Where the owner's buffer was allocated by strataMemAlloc, its bytes [offset, offset + bytes) mapped in this
-  // process (*at), for the caller to load from and store to; *at is nullptr where they are reached by readPeer and
-  // writePeer only.
+  // Where the owner is this process, or its buffer was allocated by strataMemAlloc, its bytes [offset, offset + bytes)
+  // as mapped in this process (*at), for the caller to load from and store to; *at is nullptr where they are reached
+  // by readPeer and writePeer only.
   virtual Status mapPeer(int h, int buf, uint64_t offset, size_t bytes, char** at) {
     (void)h, (void)buf, (void)offset, (void)bytes;
     *at = nullptr;

@@ -148,9 +148,8 @@ class ShmTransport::Window : public PeerWindow {
                    "into it (is its buffer as large as the count and datatype say?)",
                    rank_, static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(r.base),
                    static_cast<unsigned long long>(from + bytes));
-    MappedRegion* m = nullptr;
-    STRATA_CHECK(mappingOf(r, &m));
-    if (m->base) *at = m->base + from;
+    const MappedRegion& m = mappingOf(r);
+    if (m.base) *at = m.base + from;
     return Status::Ok();
   }
   // Reads the owner's cookie through cross-memory attach and writes it back: both directions reach its memory.
@@ -170,7 +169,7 @@ class ShmTransport::Window : public PeerWindow {
 
   // The mapping of the owner's buffer `r`, mapped now if need be (base nullptr where it cannot be: the copies then
   // go by cross-memory attach).
-  Status mappingOf(const SharedRegion& r, MappedRegion** out) {
+  const MappedRegion& mappingOf(const SharedRegion& r) {
     const uint64_t frees = head_->frees.load(std::memory_order_relaxed);
     if (frees != seenFrees_) {  // drop what the owner may have freed: everything not published now
       seenFrees_ = frees;
@@ -190,8 +189,7 @@ class ShmTransport::Window : public PeerWindow {
       if (mapped_[i].id != r.id) continue;
       std::rotate(mapped_.begin(), mapped_.begin() + static_cast<std::ptrdiff_t>(i),
                   mapped_.begin() + static_cast<std::ptrdiff_t>(i) + 1);  // most recent first
-      *out = &mapped_[0];
-      return Status::Ok();
+      return mapped_[0];
     }
     MappedRegion m;
     const Status st = MapPeerSharedBuffer(static_cast<pid_t>(head_->pid), r, &m);
@@ -207,8 +205,7 @@ class ShmTransport::Window : public PeerWindow {
       mapped_.pop_back();
     }
     mapped_.insert(mapped_.begin(), m);
-    *out = &mapped_[0];
-    return Status::Ok();
+    return mapped_[0];
   }
 
   WindowHeader* head_;
