@@ -107,24 +107,10 @@ class ShmTransport::Window : public PeerWindow {
     head_->frees.store(SharedBufferFrees(), std::memory_order_relaxed);
   }
   Status readPeer(int h, int buf, uint64_t offset, void* dst, size_t bytes) override {
-    char* mapped = nullptr;
-    STRATA_CHECK(mapPeer(h, buf, offset, bytes, &mapped));
-    if (mapped) {
-      std::memcpy(dst, mapped, bytes);
-      return Status::Ok();
-    }
-    const uint64_t at = head_->buffers[h & 1][buf & 1].load(std::memory_order_relaxed) + offset;
-    return CrossMemoryCopy(static_cast<pid_t>(head_->pid), false, dst, at, bytes, rank_);
+    return copyPeer(h, buf, offset, dst, bytes, false);
   }
   Status writePeer(int h, int buf, uint64_t offset, const void* src, size_t bytes) override {
-    char* mapped = nullptr;
-    STRATA_CHECK(mapPeer(h, buf, offset, bytes, &mapped));
-    if (mapped) {
-      std::memcpy(mapped, src, bytes);
-      return Status::Ok();
-    }
-    const uint64_t at = head_->buffers[h & 1][buf & 1].load(std::memory_order_relaxed) + offset;
-    return CrossMemoryCopy(static_cast<pid_t>(head_->pid), true, const_cast<void*>(src), at, bytes, rank_);
+    return copyPeer(h, buf, offset, const_cast<void*>(src), bytes, true);
   }
   // The owner's own buffers are in this process; a peer's from strataMemAlloc are mapped on first use and kept
   // (kMaxMapped at most, the least recently used dropped; all but the published ones once the owner frees any).
@@ -166,6 +152,22 @@ class ShmTransport::Window : public PeerWindow {
   char* base_;
   size_t bytes_;
   static constexpr size_t kMaxMapped = 16;
+
+  // readPeer (write false: into `local`) and writePeer (from it): by loads and stores where the buffer is mapped here,
+  // else by cross-memory attach.
+  Status copyPeer(int h, int buf, uint64_t offset, void* local, size_t bytes, bool write) {
+    char* mapped = nullptr;
+    STRATA_CHECK(mapPeer(h, buf, offset, bytes, &mapped));
+    if (mapped) {
+      if (write)
+        std::memcpy(mapped, local, bytes);
+      else
+        std::memcpy(local, mapped, bytes);
+      return Status::Ok();
+    }
+    const uint64_t at = head_->buffers[h & 1][buf & 1].load(std::memory_order_relaxed) + offset;
+    return CrossMemoryCopy(static_cast<pid_t>(head_->pid), write, local, at, bytes, rank_);
+  }
 
   // The mapping of the owner's buffer `r`, mapped now if need be (base nullptr where it cannot be: the copies then
   // go by cross-memory attach).
