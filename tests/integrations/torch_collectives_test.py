@@ -217,6 +217,36 @@ def check_quantized(rank, n, gloo):
     del os.environ["STRATA_HOSTID"]
 
 
+def check_shared_tensors(rank, n, gloo):
+    """Tensors from strata_torch.empty (strataMemAlloc): the same results as gloo on ordinary tensors, 5 MiB (above
+    the size from which calls on every rank's shared buffers run in place) and small, in and out of place; sizes and
+    dtype as torch.empty gives them; memory freed with the tensor."""
+    import strata_torch
+    assert strata_torch.empty(2, 3).shape == (2, 3) and strata_torch.empty((4,), dtype=torch.int32).dtype == torch.int32
+    assert strata_torch.empty(0).numel() == 0
+    for bad in ((-1,), (2 ** 40, 2 ** 40)):
+        try:
+            strata_torch.empty(*bad)
+            raise AssertionError(f"strata_torch.empty{bad} accepted")
+        except ValueError as e:
+            assert "strata_torch.empty" in str(e), e
+    for numel in (1000, 5 * 2 ** 20 // 4 + 3):
+        for k in range(3):  # new tensors each time: buffers freed and allocated again
+            x = make_input(rank, numel, torch.float32, k)
+            mine = strata_torch.empty(numel)
+            mine.copy_(x)
+            dist.all_reduce(mine)
+            ref = x.clone()
+            dist.all_reduce(ref, group=gloo)
+            same(mine, ref, f"all_reduce of a shared tensor, {numel} elements")
+            out = strata_torch.empty(numel * n)
+            dist.all_gather_into_tensor(out, strata_torch.empty(numel).copy_(x))
+            parts = [torch.empty_like(x) for _ in range(n)]
+            dist.all_gather(parts, x, group=gloo)
+            same(out, torch.cat(parts), f"all_gather into a shared tensor, {numel} elements")
+            del mine, out
+
+
 def thread_nices():
     """{thread id: nice value} of this process's threads (/proc/self/task/*/stat, field 19)."""
     nices = {}
@@ -282,7 +312,7 @@ def check_errors(rank, n, gloo):
 
 CHECKS = [check_all_reduce, check_all_reduce_coalesced, check_broadcast_reduce, check_gathers, check_reduce_scatter,
           check_all_to_all, check_send_recv, check_async_and_futures, check_subgroup, check_quantized, check_worker_priority,
-          check_errors]
+          check_shared_tensors, check_errors]
 
 
 def rank_main(rank, n):

@@ -11,11 +11,12 @@ settings: ``pg_options=strata_torch.Options(...)``. See docs/INTEGRATIONS.md.
 import atexit
 import inspect
 
+import torch
 import torch.distributed as dist
 
 from . import _C
 
-__all__ = ["BACKEND_NAME", "Options", "strata_version"]
+__all__ = ["BACKEND_NAME", "Options", "empty", "strata_version"]
 
 BACKEND_NAME = "strata"
 
@@ -75,6 +76,15 @@ class Options:
 def strata_version():
     """The strata library's version code (major * 10000 + minor * 100 + patch)."""
     return _C.STRATA_VERSION
+
+
+def empty(*size, dtype=torch.float32):
+    """A CPU tensor on memory from strataMemAlloc, which the ranks of one host map into each other: collectives on
+    such tensors, on every rank, reach the peers' memory with loads and stores (docs/INTEGRATIONS.md). Its memory is
+    freed when torch drops the tensor. Sizes as torch.empty takes them: empty(2, 3) or empty((2, 3))."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
+        size = tuple(size[0])
+    return _C._empty_shared(torch.empty(0, dtype=dtype), [int(s) for s in size])
 
 
 def _create_backend(dist_backend_opts, pg_options):
