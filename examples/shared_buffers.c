@@ -31,7 +31,8 @@ int main(void) {
     wrong += buf[i] != (float)(nranks * (nranks - 1) / 2 + nranks * (int)(i % 7));
   const char* algo = "";
   strataCommGetLastAlgorithm(comm, &algo);
-  if (rank == 0) printf("in-place allreduce of 8 MiB on shared buffers over %d ranks: %s, %zu wrong\n", nranks, algo, wrong);
+  if (rank == 0)
+    printf("in-place allreduce of 8 MiB on shared buffers over %d ranks: %s, %zu wrong\n", nranks, algo, wrong);
   strataMemFree(buf);
   strataCommDestroy(comm);
   return wrong == 0 ? 0 : 1;
