@@ -22,6 +22,17 @@ struct CollDesc {
   int root = 0;
 };
 
+// The elements of a call's send and receive buffers on each of `nranks` ranks (the reduce-scatter's input and the
+// allgather's output hold a block per rank, the alltoall's both).
+inline uint64_t SendElems(const CollDesc& d, int nranks) {
+  const bool perRank = d.kind == CollKind::ReduceScatter || d.kind == CollKind::AlltoAll;
+  return perRank ? d.count * static_cast<uint64_t>(nranks) : d.count;
+}
+inline uint64_t RecvElems(const CollDesc& d, int nranks) {
+  const bool perRank = d.kind == CollKind::AllGather || d.kind == CollKind::AlltoAll;
+  return perRank ? d.count * static_cast<uint64_t>(nranks) : d.count;
+}
+
 // From this size (the allreduce's buffer, the reduce-scatter's input, the allgather's output) the one/two-shot plans
 // copy straight between the ranks' buffers where PlanGeometry::peerAccess allows it: below it the window's extra copy
 // costs less than the system calls (2 ranks, twoshot: 2.1-2.4 us by cross-memory attach up to 8 KiB, 0.6-3.0 us

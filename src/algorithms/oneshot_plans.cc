@@ -119,7 +119,7 @@ Plan PeerAccessPlan(const char* name, const CollDesc& desc, const PlanGeometry& 
 Plan OneShotPlan(const CollDesc& desc, const PlanGeometry& geo) {
   const int n = geo.nranks, r = geo.rank;
   const uint64_t c = desc.count;
-  const uint64_t published = desc.kind == CollKind::ReduceScatter ? c * n : c;
+  const uint64_t published = SendElems(desc, n);
   if (n == 1) return SingleRankPlan(desc, geo, c);
   // The allreduce's one-shot would read every peer's whole buffer in place: two-shot reads 1/n of each.
   const double esize = static_cast<double>(DataTypeSize(desc.dtype));

@@ -496,8 +496,8 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
     plans.push_back(std::move(built[i]));
     timed.push_back(fits[i]);
   }
-  std::vector<float> send(kind == CollKind::ReduceScatter ? d.count * nranks_ : d.count, 1.0f);
-  std::vector<float> recv(kind == CollKind::AllGather ? d.count * nranks_ : d.count);
+  std::vector<float> send(SendElems(d, nranks_), 1.0f);
+  std::vector<float> recv(RecvElems(d, nranks_));
   const uint64_t t0 = NowNs();
   const PlanRunner runner = [this](const Plan& plan, const void* s, void* r) { return runPlan(plan, s, r); };
   std::vector<double> us;
@@ -626,8 +626,7 @@ Status Communicator::sharedBufferPlan(const CollDesc& desc, const void* send, co
   *out = cached;
   AlgoId forced;
   const uint64_t esize = DataTypeSize(desc.dtype);
-  const uint64_t sendBytes = desc.count * esize * (desc.kind == CollKind::ReduceScatter ? nranks_ : 1);
-  const uint64_t recvBytes = desc.count * esize * (desc.kind == CollKind::AllGather ? nranks_ : 1);
+  const uint64_t sendBytes = SendElems(desc, nranks_) * esize, recvBytes = RecvElems(desc, nranks_) * esize;
   const bool inPlaceKind =
       desc.kind == CollKind::AllReduce || desc.kind == CollKind::AllGather || desc.kind == CollKind::ReduceScatter;
   // The same on every rank: the plan, the geometry, the call's shape and the forced algorithms.

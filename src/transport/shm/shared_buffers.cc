@@ -20,7 +20,7 @@ struct Registry {
   std::mutex mu;
   std::map<uint64_t, SharedRegion> byBase;  // keyed by base address
   uint64_t nextId = 1;
-  std::atomic<uint64_t> live{0};
+  std::atomic<uint64_t> live{0};  // byBase's size, read without the lock: most processes never allocate one
   std::atomic<uint64_t> frees{0};
 };
 
