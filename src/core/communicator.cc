@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "exec/host_reduce.h"
 #include "topology/local_topology.h"
+#include "transport/shm/huge_pages.h"
 #include "transport/shm/shared_buffers.h"
 
 namespace strata {
@@ -86,6 +87,11 @@ Status ResolveSettings(const strataConfig_t* config, CommSettings* s) {
   s->directMaxBytes = ConfigBytes("STRATA_DIRECT_MAX_BYTES");
   s->windowBytes = ConfigBytes("STRATA_WINDOW_BYTES");
   s->cma = ConfigBool("STRATA_CMA");
+  const int64_t hugeAfter = ConfigInt("STRATA_HUGE_PAGES");
+  STRATA_REQUIRE(hugeAfter >= 0 && hugeAfter <= 1000000, strataInvalidArgument,
+                 "STRATA_HUGE_PAGES must be a count of calls from 0 (never) to 1000000 (got %lld)",
+                 static_cast<long long>(hugeAfter));
+  s->hugePagesAfter = static_cast<int>(hugeAfter);
   s->spinUs = static_cast<int>(ConfigInt("STRATA_SPIN_US"));
   s->yieldUs = static_cast<int>(ConfigInt("STRATA_YIELD_US"));
   s->socketIfname = ConfigString("STRATA_SOCKET_IFNAME");
@@ -621,37 +627,46 @@ Status Communicator::reportFailure(const Status& st, const std::string& what) {
   return out;
 }
 
-Status Communicator::sharedBufferPlan(const CollDesc& desc, const void* send, const void* recv, CachedPlan* cached,
-                                      CachedPlan** out) {
+Status Communicator::inPlaceBufferPlan(const CollDesc& desc, const void* send, const void* recv, CachedPlan* cached,
+                                       CachedPlan** out) {
   *out = cached;
   AlgoId forced;
   const uint64_t esize = DataTypeSize(desc.dtype);
   const uint64_t sendBytes = SendElems(desc, nranks_) * esize, recvBytes = RecvElems(desc, nranks_) * esize;
   const bool inPlaceKind =
       desc.kind == CollKind::AllReduce || desc.kind == CollKind::AllGather || desc.kind == CollKind::ReduceScatter;
+  if (!geo_.peerAccess || !inPlaceKind) return Status::Ok();
   // The same on every rank: the plan, the geometry, the call's shape and the forced algorithms.
-  if (!geo_.peerAccess || !inPlaceKind || cached->plan.peerElems > 0 || settings_.forced.get(desc.kind, &forced) ||
-      SelectorBytes(desc, nranks_) < kSharedBufferAgreeMinBytes)
-    return Status::Ok();
-  auto within = [](const void* p, uint64_t bytes) {
+  const bool agree = cached->plan.peerElems == 0 && !settings_.forced.get(desc.kind, &forced) &&
+                     SelectorBytes(desc, nranks_) >= kSharedBufferAgreeMinBytes;
+  if (cached->plan.peerElems == 0 && !agree) return Status::Ok();  // no peer reaches these buffers
+  // A buffer a peer maps (strataMemAlloc), or one on huge pages, which cross-memory attach reaches without pinning
+  // page after page (counting this call towards its collapse either way).
+  const int after = settings_.hugePagesAfter;
+  auto reachable = [after](const void* p, uint64_t bytes) {
     SharedRegion r;
-    return FindSharedBuffer(p, &r) && reinterpret_cast<uint64_t>(p) + bytes <= r.base + r.bytes;
+    if (FindSharedBuffer(p, &r)) return reinterpret_cast<uint64_t>(p) + bytes <= r.base + r.bytes;
+    return HugePagesFor(p, bytes, after);
   };
+  const bool sendReachable = reachable(send, sendBytes);
+  const bool recvReachable = send == recv ? sendReachable : reachable(recv, recvBytes);
+  if (!agree) return Status::Ok();
   bool all = false;
-  STRATA_CHECK(allRanksAgree(within(send, sendBytes) && within(recv, recvBytes), &all));
+  STRATA_CHECK(allRanksAgree(sendReachable && recvReachable, &all));
   if (!all) return Status::Ok();
   const PlanKey key = PlanKeyOf(desc);
-  auto it = sharedPlans_.find(key);
-  if (it == sharedPlans_.end()) {
-    if (sharedPlans_.size() > 64) sharedPlans_.clear();
+  auto it = inPlacePlans_.find(key);
+  if (it == inPlacePlans_.end()) {
+    if (inPlacePlans_.size() > 64) inPlacePlans_.clear();
     const AlgoId id = desc.kind == CollKind::AllReduce ? AlgoId::TwoShot : AlgoId::OneShot;
     Plan plan = BuildPlanWith(id, desc, geo_);
     if (plan.peerElems == 0) return Status::Ok();  // it does not go in place for this shape
-    it = sharedPlans_.emplace(key, CachedPlan{std::move(plan), nullptr}).first;
-    STRATA_LOG(INFO, TUNING, "%s of %llu elements: every rank's buffers from strataMemAlloc: %s in place, not %s",
+    it = inPlacePlans_.emplace(key, CachedPlan{std::move(plan), nullptr}).first;
+    STRATA_LOG(INFO, TUNING,
+               "%s of %llu elements: every rank's buffers from strataMemAlloc or on huge pages: %s in place, not %s",
                CollKindName(desc.kind), static_cast<unsigned long long>(desc.count), it->second.plan.algorithm.c_str(),
                cached->plan.algorithm.c_str());
-    STRATA_CHECK(ResolveCached(sharedPlans_, it, this));
+    STRATA_CHECK(ResolveCached(inPlacePlans_, it, this));
   }
   *out = &it->second;
   return Status::Ok();
@@ -660,7 +675,7 @@ Status Communicator::sharedBufferPlan(const CollDesc& desc, const void* send, co
 Status Communicator::execute(const CollDesc& desc, const void* send, void* recv) {
   CachedPlan* cached = nullptr;
   STRATA_CHECK(cachedPlan(desc, &cached));
-  STRATA_CHECK(sharedBufferPlan(desc, send, recv, cached, &cached));
+  STRATA_CHECK(inPlaceBufferPlan(desc, send, recv, cached, &cached));
   const size_t scratchBytes = cached->plan.scratchElems * DataTypeSize(desc.dtype);
   if (scratch_.size() < scratchBytes) scratch_.resize(scratchBytes);
   void* buffers[3] = {const_cast<void*>(send), recv, scratch_.data()};

@@ -43,6 +43,7 @@ struct CommSettings {
   size_t directMaxBytes = 16 << 10;
   size_t windowBytes = 1 << 20;  // STRATA_WINDOW_BYTES
   bool cma = true;               // STRATA_CMA
+  int hugePagesAfter = 4;        // STRATA_HUGE_PAGES
   int spinUs = 10;
   int yieldUs = 2000;
   bool checkCalls = false;  // STRATA_CHECK_CALLS
@@ -127,10 +128,12 @@ class Communicator : public ConnectionTable {
   Status agreeOnPeerAccess();
   // Where `cached` (the selector's plan for `desc`) does not go in place but could, and the call is large enough
   // (kSharedBufferAgreeMinBytes) for one 4-byte allreduce more to cost little: the ranks agree whether every one of
-  // them passed buffers from strataMemAlloc, and if so *out is the in-place plan (twoshot, oneshot), which then
-  // reaches the peers' buffers with plain loads and stores. Else *out is `cached`.
-  Status sharedBufferPlan(const CollDesc& desc, const void* send, const void* recv, CachedPlan* cached,
-                          CachedPlan** out);
+  // them passed buffers its peers reach without the kernel pinning page after page (from strataMemAlloc, which peers
+  // map and reach with plain loads and stores, or on huge pages, STRATA_HUGE_PAGES), and if so *out is the in-place
+  // plan (twoshot, oneshot). Else *out is `cached`. Wherever peers reach this call's buffers, it counts the call
+  // towards their move onto huge pages (HugePagesFor).
+  Status inPlaceBufferPlan(const CollDesc& desc, const void* send, const void* recv, CachedPlan* cached,
+                           CachedPlan** out);
   // Runs one plan outside the cache (calibration), with scratch sized for it.
   Status runPlan(const Plan& plan, const void* send, void* recv);
   // Cost inputs from the geometry and the topology's link classes, then calibrated when enabled.
@@ -174,9 +177,9 @@ class Communicator : public ConnectionTable {
   using PlanKey = std::tuple<int, uint64_t, int, int, int>;
   static PlanKey PlanKeyOf(const CollDesc& desc);
   std::map<PlanKey, CachedPlan> plans_;
-  // The in-place plans run instead of the selector's where every rank's buffers come from strataMemAlloc
-  // (sharedBufferPlan).
-  std::map<PlanKey, CachedPlan> sharedPlans_;
+  // The in-place plans run instead of the selector's where every rank's buffers come from strataMemAlloc or lie on
+  // huge pages (inPlaceBufferPlan).
+  std::map<PlanKey, CachedPlan> inPlacePlans_;
   std::map<std::tuple<int, uint64_t, int, int, std::string>, CachedQuantPlan> quantPlans_;
   std::vector<float> quantAcc_;    // fp32 accumulator of quantized plans
   std::vector<uint8_t> quantEnc_;  // their encoded ranges

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "mp/mp_harness.h"
+#include "transport/shm/huge_pages.h"
 
 namespace strata {
 namespace test {
@@ -54,7 +55,11 @@ TEST(SharedBuffers, CallAfterCall) {
   o.timeoutSec = 240;
   // The model alone picks (no calibration): the ring for the 8 MiB allreduce, which every rank's shared buffers
   // turn into twoshot.
-  o.beforeInit = [](int) { setenv("STRATA_CALIBRATE", "0", 1); };
+  // No huge pages: rank 1's ordinary buffers must keep the ring (HugePages below).
+  o.beforeInit = [](int) {
+    setenv("STRATA_CALIBRATE", "0", 1);
+    setenv("STRATA_HUGE_PAGES", "0", 1);
+  };
   MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
     const size_t big = 2100000, counts[] = {2049, 70001, 300001};
     const size_t most = std::max<size_t>(big, 300001 * n);
@@ -134,6 +139,49 @@ TEST(SharedBuffers, ABufferSmallerThanTheCountIsRefused) {
   });
   EXPECT_TRUE(res.ok()) << res.summary();
 }
+
+// Ordinary (malloc) buffers on huge pages after STRATA_HUGE_PAGES calls: from that call on, the 24 MiB allreduce whose
+// selector's plan is the ring runs twoshot in place, results checked against float64 sums each call; a rank that
+// passes new buffers keeps every rank on the ring until its own have been passed as often; with 0, never.
+void RunHugePageCalls(int after) {
+  if (!CrossMemoryAttachWorks()) GTEST_SKIP() << "process_vm_readv/writev between processes is refused here";
+  MpOptions o;
+  o.nranks = 3;
+  o.timeoutSec = 240;
+  o.beforeInit = [after](int) {
+    setenv("STRATA_CALIBRATE", "0", 1);  // the model alone: the ring at this size
+    setenv("STRATA_HUGE_PAGES", std::to_string(after).c_str(), 1);
+  };
+  MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
+    const size_t count = 6300001;  // 24 MiB and 4 bytes: whole 2 MiB stretches hold 11/12 of each buffer or more
+    std::vector<float> a(count), b(count), newA, newB;
+    const bool collapses = after > 0 && HugePagesCollapse();
+    // Rank 1's passes of its buffers (the fewest of any rank from call 6 on): the old pair's, then the new pair's.
+    int passes[2][2] = {{0, 0}, {0, 0}};  // [pair][send, receive]
+    std::string err;
+    for (int call = 0; call < 12 && err.empty(); ++call) {
+      const bool inPlace = call % 2 == 1;  // the receive buffer alone
+      const int pair = call >= 6;          // rank 1 passes new buffers from call 6
+      if (r == 1 && pair && newA.empty()) newA.resize(count), newB.resize(count);
+      float* x = r == 1 && pair ? newA.data() : a.data();
+      float* y = r == 1 && pair ? newB.data() : b.data();
+      passes[pair][0] += !inPlace;
+      passes[pair][1] += 1;
+      const bool reachable = passes[pair][1] >= after && (inPlace || passes[pair][0] >= after);
+      auto in = [&](int q, size_t i) { return static_cast<float>((q + 1) * 100 + call + static_cast<int>(i % 7)); };
+      const std::string what = "call " + std::to_string(call) + (inPlace ? " in place" : "");
+      std::string ran;
+      err = RunAndCheckFamilyCall(FamilyColl::kAllReduce, comm, r, n, count, inPlace, x, y, in, what, &ran);
+      const std::string want = collapses && reachable ? "twoshot" : "ring";
+      if (err.empty() && ran != want) err = what + ": ran " + ran + ", expected " + want;
+    }
+    return err;
+  });
+  EXPECT_TRUE(res.ok()) << res.summary();
+}
+
+TEST(HugePages, OrdinaryBuffersRunInPlaceOnceCollapsed) { RunHugePageCalls(3); }
+TEST(HugePages, NeverWithZero) { RunHugePageCalls(0); }
 
 }  // namespace
 }  // namespace test

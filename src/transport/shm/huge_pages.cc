@@ -1,0 +1,105 @@
+#include "transport/shm/huge_pages.h"
+
+#include <sys/mman.h>
+
+#include <cstring>
+#include <ctime>
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25  // Linux 6.1; older C libraries' headers lack it
+#endif
+
+namespace strata {
+
+namespace {
+
+// Stretches collapsed on one call at most: a 2 MiB collapse took 0.3-2 ms on the development VM, so a large buffer
+// is moved over several calls rather than stalling one call (and its peers) for a quarter of a second.
+constexpr int kMaxCollapsesPerCall = 16;
+// Stretches remembered at most (32 GiB of buffers); past it the table starts again.
+constexpr size_t kMaxStretches = 16384;
+// Checking a stretch still on huge pages takes 0.2 us of the thread's time; collapsing one takes hundreds (it copies
+// 2 MiB). A check that took more than this found new memory at the stretch's addresses.
+constexpr double kRenewedCpuUs = 50;
+// Two renewals within this many calls of a stretch: its memory churns.
+constexpr uint32_t kChurnCalls = 64;
+
+bool Collapse(void* at, size_t bytes) { return madvise(at, bytes, MADV_COLLAPSE) == 0; }
+
+double ThreadCpuUs() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
+}
+
+// One more call on stretch `s` at `at`; `collapses` counts the collapses this call may still start. Whether the
+// stretch lies on huge pages for this call.
+bool Visit(Stretch& s, uint64_t at, int after, int* collapses) {
+  void* p = reinterpret_cast<void*>(at);
+  ++s.seen;
+  switch (s.state) {
+    case StretchState::kHuge: {
+      const double t0 = ThreadCpuUs();
+      if (!Collapse(p, kHugePageBytes)) {
+        s.state = StretchState::kRefused;
+        s.triedAt = s.seen;
+        return false;
+      }
+      if (ThreadCpuUs() - t0 > kRenewedCpuUs) {
+        if (s.renewedAt != 0 && s.seen - s.renewedAt < kChurnCalls) s.state = StretchState::kChurning;
+        s.renewedAt = s.seen;
+      }
+      return s.state == StretchState::kHuge;
+    }
+    case StretchState::kOrdinary:
+    case StretchState::kRefused: {
+      const bool due = s.state == StretchState::kOrdinary ? s.seen >= static_cast<uint32_t>(after)
+                                                          : s.seen - s.triedAt >= kHugePageRetryCalls;
+      if (!due || *collapses <= 0) return false;
+      --*collapses;
+      s.state = Collapse(p, kHugePageBytes) ? StretchState::kHuge : StretchState::kRefused;
+      s.triedAt = s.seen;
+      return s.state == StretchState::kHuge;
+    }
+    case StretchState::kChurning:
+      return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool HugePagesCollapse() {
+  static const bool works = [] {
+    const size_t bytes = 2 * kHugePageBytes;
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return false;
+    std::memset(p, 1, bytes);
+    const uint64_t first = (reinterpret_cast<uint64_t>(p) + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+    const bool ok = Collapse(reinterpret_cast<void*>(first), kHugePageBytes);
+    munmap(p, bytes);
+    return ok;
+  }();
+  return works;
+}
+
+bool HugePageTable::visit(const void* p, size_t bytes, int after) {
+  const uint64_t begin = reinterpret_cast<uint64_t>(p), end = begin + bytes;
+  const uint64_t first = (begin + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+  const uint64_t last = end & ~(kHugePageBytes - 1);
+  if (after <= 0 || p == nullptr || first >= last || !HugePagesCollapse()) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stretches_.size() + (last - first) / kHugePageBytes > kMaxStretches) stretches_.clear();
+  uint64_t huge = 0;
+  int collapses = kMaxCollapsesPerCall;
+  for (uint64_t at = first; at < last; at += kHugePageBytes)
+    if (Visit(stretches_[at], at, after, &collapses)) huge += kHugePageBytes;
+  return huge * 4 >= bytes * 3;
+}
+
+bool HugePagesFor(const void* p, size_t bytes, int after) {
+  static HugePageTable* table = new HugePageTable();  // outlives every static destructor that might still run a call
+  return table->visit(p, bytes, after);
+}
+
+}  // namespace strata

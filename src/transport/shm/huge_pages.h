@@ -1,0 +1,56 @@
+// Ordinary (malloc) buffers that the ranks of one host reach by cross-memory attach, moved onto transparent huge
+// pages. process_vm_readv and process_vm_writev pin the peer's pages one by one on every call: on 4 KiB pages that
+// pinning took a third of a 2-rank 16 MiB twoshot allreduce (docs/PERFORMANCE.md, "Twenty-first session"), on 2 MiB
+// pages it is gone. A buffer passed to enough calls has its whole 2 MiB stretches collapsed in place
+// (madvise MADV_COLLAPSE, Linux 6.1 and later): the same bytes at the same addresses, on larger pages.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+
+namespace strata {
+
+constexpr uint64_t kHugePageBytes = 2ull << 20;
+// How many calls later a stretch the kernel would not collapse is tried again (it may have found no free huge page).
+constexpr uint32_t kHugePageRetryCalls = 256;
+
+// One 2 MiB stretch of a buffer: the calls that passed it, what became of it, and when it was last tried.
+enum class StretchState : uint8_t {
+  kOrdinary,  // not tried yet
+  kHuge,      // collapsed; every later call checks it again (0.2 us where it still is)
+  kRefused,   // the kernel said no; tried again kHugePageRetryCalls later
+  kChurning,  // found on ordinary pages again and again: memory freed and allocated anew at these addresses, which
+              // costs a collapse each time for a call or two of gain; left alone
+};
+struct Stretch {
+  uint32_t seen = 0;
+  uint32_t triedAt = 0;
+  uint32_t renewedAt = 0;  // the call that last found it on ordinary pages again (0: never)
+  StretchState state = StretchState::kOrdinary;
+};
+
+// What the process knows of its buffers' stretches (one table per process: HugePagesFor's; tests make their own).
+class HugePageTable {
+ public:
+  // Counts one more call on [p, p + bytes) and collapses each 2 MiB-aligned stretch wholly inside it on the call that
+  // sees it the `after`-th time (0: never; at most 16 stretches a call, the rest on the calls after). True where at
+  // least 3/4 of the buffer lies on collapsed stretches. A buffer under 2 MiB, or one the kernel will not collapse,
+  // stays on ordinary pages (false). A collapsed stretch is checked on every call (0.2 us): memory freed and
+  // allocated anew at its addresses is collapsed again, and where that happens twice within 64 calls the stretch is
+  // left alone.
+  bool visit(const void* p, size_t bytes, int after);
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<uint64_t, Stretch> stretches_;  // by start address
+};
+
+// HugePageTable::visit on the process's table.
+bool HugePagesFor(const void* p, size_t bytes, int after);
+
+// Whether this kernel collapses an anonymous buffer (one probe per process, on 4 MiB of scratch memory).
+bool HugePagesCollapse();
+
+}  // namespace strata

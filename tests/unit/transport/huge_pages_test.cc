@@ -1,0 +1,146 @@
+// Ordinary buffers moved onto transparent huge pages after a count of calls: which stretches move, when, that their
+// bytes stay as they were, and what is left alone.
+#include "transport/shm/huge_pages.h"
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace strata {
+namespace {
+
+// kB on huge pages (AnonHugePages) of the mapping that starts at `start`, from /proc/self/smaps.
+long HugeKbOfMapping(const void* start) {
+  std::ifstream smaps("/proc/self/smaps");
+  char head[32];
+  std::snprintf(head, sizeof head, "%lx-", static_cast<unsigned long>(reinterpret_cast<uintptr_t>(start)));
+  bool in = false;
+  for (std::string line; std::getline(smaps, line);) {
+    if (line.find('-') != std::string::npos && line.find(' ') > line.find('-') && std::isxdigit(line[0]))
+      in = line.rfind(head, 0) == 0;
+    long kb = 0;
+    if (in && std::sscanf(line.c_str(), "AnonHugePages: %ld kB", &kb) == 1) return kb;
+  }
+  return -1;
+}
+
+// An anonymous private mapping of `bytes` starting on a 2 MiB boundary (as a large malloc gets one, but aligned so
+// that the stretches inside are known), every byte written with a pattern.
+struct Mapping {
+  explicit Mapping(size_t bytes) : bytes(bytes) {
+    const size_t room = bytes + kHugePageBytes;
+    char* raw = static_cast<char*>(mmap(nullptr, room, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    if (raw == MAP_FAILED) return;
+    char* aligned = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(raw) + kHugePageBytes - 1) &
+                                            ~static_cast<uintptr_t>(kHugePageBytes - 1));
+    if (aligned > raw) munmap(raw, static_cast<size_t>(aligned - raw));
+    const size_t tail = room - static_cast<size_t>(aligned - raw) - bytes;
+    if (tail) munmap(aligned + bytes, tail);
+    // A neighbour's flags would let the kernel merge it with this mapping: mark this one apart.
+    base = aligned;
+    for (size_t i = 0; i < bytes; ++i) base[i] = static_cast<char>(i * 7 + i / 4096);
+  }
+  ~Mapping() {
+    if (base) munmap(base, bytes);
+  }
+  bool intact() const {
+    for (size_t i = 0; i < bytes; ++i)
+      if (base[i] != static_cast<char>(i * 7 + i / 4096)) return false;
+    return true;
+  }
+  char* base = nullptr;
+  size_t bytes;
+};
+
+TEST(HugePages, StretchesInsideTheBufferMoveOnTheNthCall) {
+  HugePageTable table;
+  if (!HugePagesCollapse()) GTEST_SKIP() << "this kernel does not collapse anonymous memory (MADV_COLLAPSE)";
+  Mapping m(8 * kHugePageBytes);
+  ASSERT_NE(m.base, nullptr);
+  // A malloc-like buffer: 64 bytes in, to 64 bytes short of the end: 6 whole stretches of 8, so 3/4 of it.
+  char* buf = m.base + 64;
+  const size_t bytes = m.bytes - 128;
+  EXPECT_FALSE(table.visit(buf, bytes, 3));
+  EXPECT_FALSE(table.visit(buf, bytes, 3));
+  EXPECT_EQ(HugeKbOfMapping(m.base), 0) << "collapsed before the third call";
+  EXPECT_TRUE(table.visit(buf, bytes, 3));
+  EXPECT_EQ(HugeKbOfMapping(m.base), static_cast<long>(6 * kHugePageBytes / 1024))
+      << "the first and last stretches reach outside the buffer and must stay as they are";
+  EXPECT_TRUE(m.intact());
+  EXPECT_TRUE(table.visit(buf, bytes, 3)) << "it stays on huge pages";
+}
+
+TEST(HugePages, ABufferMostlyOutsideWholeStretchesIsNotCounted) {
+  HugePageTable table;
+  if (!HugePagesCollapse()) GTEST_SKIP() << "this kernel does not collapse anonymous memory (MADV_COLLAPSE)";
+  Mapping m(4 * kHugePageBytes);
+  ASSERT_NE(m.base, nullptr);
+  // From the middle of the first stretch to the end of the second: one whole stretch of 3 MiB, under 3/4 of it. That
+  // stretch moves all the same.
+  char* buf = m.base + kHugePageBytes / 2;
+  const size_t bytes = kHugePageBytes * 3 / 2;
+  EXPECT_FALSE(table.visit(buf, bytes, 1));
+  EXPECT_EQ(HugeKbOfMapping(m.base), static_cast<long>(kHugePageBytes / 1024));
+  EXPECT_TRUE(m.intact());
+}
+
+// Memory freed and mapped anew at the same addresses: collapsed again once (the check finds ordinary pages), and
+// left alone from the second time within 64 calls.
+TEST(HugePages, MemoryAllocatedAnewAtTheSameAddressesIsCollapsedAgainThenLeftAlone) {
+  HugePageTable table;
+  if (!HugePagesCollapse()) GTEST_SKIP() << "this kernel does not collapse anonymous memory (MADV_COLLAPSE)";
+  Mapping m(2 * kHugePageBytes);
+  ASSERT_NE(m.base, nullptr);
+  const size_t bytes = m.bytes;
+  auto renew = [&] {
+    void* again = mmap(m.base, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    ASSERT_EQ(again, static_cast<void*>(m.base));
+    for (size_t i = 0; i < bytes; ++i) m.base[i] = static_cast<char>(i * 7 + i / 4096);
+  };
+  EXPECT_TRUE(table.visit(m.base, bytes, 1));
+  EXPECT_EQ(HugeKbOfMapping(m.base), static_cast<long>(bytes / 1024));
+  renew();
+  EXPECT_EQ(HugeKbOfMapping(m.base), 0);
+  EXPECT_TRUE(table.visit(m.base, bytes, 1)) << "collapsed again";
+  EXPECT_EQ(HugeKbOfMapping(m.base), static_cast<long>(bytes / 1024));
+  EXPECT_TRUE(m.intact());
+  renew();
+  EXPECT_FALSE(table.visit(m.base, bytes, 1)) << "renewed twice within 64 calls: churning";
+  renew();
+  EXPECT_FALSE(table.visit(m.base, bytes, 1));
+  EXPECT_EQ(HugeKbOfMapping(m.base), 0) << "a churning stretch is no longer collapsed";
+  EXPECT_TRUE(m.intact());
+}
+
+TEST(HugePages, SmallBuffersAndZeroCallsAreLeftAlone) {
+  HugePageTable table;
+  Mapping m(2 * kHugePageBytes);
+  ASSERT_NE(m.base, nullptr);
+  for (int call = 0; call < 5; ++call) {
+    EXPECT_FALSE(table.visit(m.base + 64, kHugePageBytes, 1)) << "no whole stretch inside";
+    EXPECT_FALSE(table.visit(m.base, 2 * kHugePageBytes, 0)) << "0: never";
+  }
+  EXPECT_FALSE(table.visit(nullptr, 4 * kHugePageBytes, 1));
+  EXPECT_EQ(HugeKbOfMapping(m.base), 0);
+  EXPECT_TRUE(m.intact());
+}
+
+TEST(HugePages, MemoryTheKernelWillNotCollapseStaysAsItWas) {
+  HugePageTable table;
+  if (!HugePagesCollapse()) GTEST_SKIP() << "this kernel does not collapse anonymous memory (MADV_COLLAPSE)";
+  Mapping m(4 * kHugePageBytes);
+  ASSERT_NE(m.base, nullptr);
+  ASSERT_EQ(madvise(m.base, m.bytes, MADV_NOHUGEPAGE), 0);  // the owner said no
+  for (int call = 0; call < 4; ++call) EXPECT_FALSE(table.visit(m.base, m.bytes, 2));
+  EXPECT_EQ(HugeKbOfMapping(m.base), 0);
+  EXPECT_TRUE(m.intact());
+}
+
+}  // namespace
+}  // namespace strata
