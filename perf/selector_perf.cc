@@ -52,12 +52,16 @@ namespace {
 
 constexpr double kTolerance = 1.10;  // the selector within 10% of the best forced algorithm (issue 3)
 constexpr double kAgainAbove = 1 + (kTolerance - 1) / 2;  // halfway to it: a size over this is measured again
+// The settling passes (-S) run for sizes whose rotation holds this many slots or fewer: from 1 MiB with the default
+// 256 MiB buffers, so that a pass costs at most about as much as one call of the largest size.
+constexpr size_t kSettleMaxSlots = 256;
 
 struct Options {
   size_t minBytes = 8, maxBytes = size_t{256} << 20;
   size_t bufferBytes = 0;  // -B: what calls rotate through (0: the largest size)
   size_t factor = 2;
   int rounds = 5, extra = 20, warmup = 3, block = 5, check = 1, timeoutSec = 0;
+  int settle = 4;  // -S: passes through the whole rotation before a size's warm-up (sizes of kSettleMaxSlots or fewer)
   std::vector<std::string> algos;        // -A; none given: DefaultAlgos(collective)
   std::string collective = "allreduce";  // -C: a key of CollectiveBenchByKey, as STRATA_ALGO names it
 };
@@ -86,7 +90,9 @@ void Usage(FILE* out) {
                "(default: the largest size; -B 256M with -e 512K reads every call's input from cold memory); "
                "-n rounds per size (5); -x more rounds for a size whose ratio is over 1.05 after them (20; 0: none); "
                "-w warm-up calls per "
-               "communicator and size (3); -k calls per block from 1 MiB up (5; smaller sizes take up to 100 so "
+               "communicator and size (3); -S passes of the selector's communicator through every slot of the "
+               "rotation before them, for sizes whose rotation has 256 slots or fewer (4; 0: none); -k calls per block "
+               "from 1 MiB up (5; smaller sizes take up to 100 so "
                "that a block lasts about as long); -c 0 skips the check; -T the communicators' timeout\n");
 }
 
@@ -114,7 +120,7 @@ std::vector<std::string> SplitList(const std::string& text) {
 // 0: run; 1: help printed; 2: bad arguments (printed).
 int ParseOptions(int argc, char** argv, Options* o) {
   int c;
-  while ((c = getopt(argc, argv, "b:e:f:B:n:x:w:k:A:C:c:T:h")) != -1) {
+  while ((c = getopt(argc, argv, "b:e:f:B:n:x:w:S:k:A:C:c:T:h")) != -1) {
     bool ok = true;
     switch (c) {
       case 'b': ok = ParseSize(optarg, &o->minBytes); break;
@@ -131,6 +137,9 @@ int ParseOptions(int argc, char** argv, Options* o) {
         ok = ParseCount(optarg, 0, 100000, &o->extra);
         break;
       case 'w': ok = ParseCount(optarg, 0, 100000, &o->warmup); break;
+      case 'S':
+        ok = ParseCount(optarg, 0, 1000, &o->settle);
+        break;
       case 'k': ok = ParseCount(optarg, 1, 100000, &o->block); break;
       case 'c': ok = ParseCount(optarg, 0, 1, &o->check); break;
       case 'T': ok = ParseCount(optarg, 1, 86400, &o->timeoutSec); break;
@@ -202,9 +211,10 @@ class Session {
     if (rank_ == 0) {
       std::printf(
           "# selector_perf: %s, %d ranks, %zu communicators (the selector's and %zu forced), %d rounds (%d more "
-          "where the ratio is over %.2f), %d warm-up calls per communicator and size\n",
+          "where the ratio is over %.2f), %d warm-up calls per communicator and size, %d passes through the "
+          "rotation before them where it has %zu slots or fewer\n",
           o_.collective.c_str(), nranks_, comms_.size(), comms_.size() - 1, o_.rounds, o_.extra, kAgainAbove,
-          o_.warmup);
+          o_.warmup, o_.settle, kSettleMaxSlots);
       std::printf(
           "| size | selector (us) | ran | best forced (us) | best | ratio | choice | ring (us) | ring / selector |");
       for (size_t c = 1; c < comms_.size(); ++c) std::printf(" %s |", names_[c].c_str());
@@ -341,6 +351,11 @@ class Session {
     const int k = static_cast<int>(std::min<size_t>(
         100, std::max<size_t>(o_.block, (size_t{1} << 20) * o_.block / std::max<size_t>(bytes, 1) / 8)));
     std::vector<std::string> ran(nc);
+    // What the library does to buffers passed again and again (moving them onto huge pages, docs/ALGORITHMS.md) is
+    // done before the timing starts: every slot of the rotation passed `settle` times on the selector's communicator.
+    const size_t slots = send_.size() / ((std::max(shape.sendCount, shape.recvCount) + 15) / 16 * 16);
+    if (slots <= kSettleMaxSlots)
+      for (size_t i = 0; i < slots * static_cast<size_t>(o_.settle); ++i) call(0, shape, false);
     for (size_t c = 0; c < nc; ++c) {
       for (int i = 0; i < o_.warmup; ++i) call(c, shape, false);
       const char* name = nullptr;

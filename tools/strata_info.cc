@@ -175,9 +175,11 @@ int PrintAlgorithms(int ranks, int hosts) {
         },
         c.rank() == 0);
     if (ok && c.rank() == 0 && c.costInputs().peerAccess)
-      printf("# Where every rank passes buffers from strataMemAlloc, allreduce, allgather and reducescatter calls from "
-             "%llu MiB run twoshot (allreduce) or oneshot in place whatever the table says\n#\n",
-             static_cast<unsigned long long>(strata::kSharedBufferAgreeMinBytes >> 20));
+      printf(
+          "# Where every rank passes buffers from strataMemAlloc, or ordinary buffers moved onto huge pages after "
+          "STRATA_HUGE_PAGES calls, allreduce, allgather and reducescatter calls from %llu MiB run twoshot "
+          "(allreduce) or oneshot in place whatever the table says\n#\n",
+          static_cast<unsigned long long>(strata::kSharedBufferAgreeMinBytes >> 20));
     return strataCommDestroy(comm) == strataSuccess && ok ? 0 : 1;
   }
   if (ranks < 1 || hosts < 1 || hosts > ranks) {

@@ -43,7 +43,7 @@ struct CommSettings {
   size_t directMaxBytes = 16 << 10;
   size_t windowBytes = 1 << 20;  // STRATA_WINDOW_BYTES
   bool cma = true;               // STRATA_CMA
-  int hugePagesAfter = 4;        // STRATA_HUGE_PAGES
+  int hugePagesAfter = 3;        // STRATA_HUGE_PAGES
   int spinUs = 10;
   int yieldUs = 2000;
   bool checkCalls = false;  // STRATA_CHECK_CALLS

@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 #include <ctime>
 
@@ -84,16 +85,25 @@ bool HugePagesCollapse() {
 }
 
 bool HugePageTable::visit(const void* p, size_t bytes, int after) {
+  if (after <= 0 || p == nullptr || bytes < kHugePageBytes || !HugePagesCollapse()) return false;
   const uint64_t begin = reinterpret_cast<uint64_t>(p), end = begin + bytes;
-  const uint64_t first = (begin + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
-  const uint64_t last = end & ~(kHugePageBytes - 1);
-  if (after <= 0 || p == nullptr || first >= last || !HugePagesCollapse()) return false;
+  const uint64_t first = begin & ~(kHugePageBytes - 1);
+  const uint64_t last = (end + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+  const bool moves = bytes <= kHugePageMaxBytes;  // larger: what smaller calls on its stretches moved, as they left it
   std::lock_guard<std::mutex> lock(mu_);
-  if (stretches_.size() + (last - first) / kHugePageBytes > kMaxStretches) stretches_.clear();
-  uint64_t huge = 0;
+  if (moves && stretches_.size() + (last - first) / kHugePageBytes > kMaxStretches) stretches_.clear();
+  uint64_t huge = 0;  // the buffer's bytes on huge pages
   int collapses = kMaxCollapsesPerCall;
-  for (uint64_t at = first; at < last; at += kHugePageBytes)
-    if (Visit(stretches_[at], at, after, &collapses)) huge += kHugePageBytes;
+  for (uint64_t at = first; at < last; at += kHugePageBytes) {
+    const uint64_t overlap = std::min(end, at + kHugePageBytes) - std::max(begin, at);
+    if (overlap < kHugePageMinOverlap) continue;
+    if (moves) {
+      if (Visit(stretches_[at], at, after, &collapses)) huge += overlap;
+    } else {
+      auto it = stretches_.find(at);
+      if (it != stretches_.end() && it->second.state == StretchState::kHuge) huge += overlap;
+    }
+  }
   return huge * 4 >= bytes * 3;
 }
 

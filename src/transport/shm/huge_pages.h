@@ -1,7 +1,7 @@
 // Ordinary (malloc) buffers that the ranks of one host reach by cross-memory attach, moved onto transparent huge
 // pages. process_vm_readv and process_vm_writev pin the peer's pages one by one on every call: on 4 KiB pages that
 // pinning took a third of a 2-rank 16 MiB twoshot allreduce (docs/PERFORMANCE.md, "Twenty-first session"), on 2 MiB
-// pages it is gone. A buffer passed to enough calls has its whole 2 MiB stretches collapsed in place
+// pages it is gone. A buffer passed to enough calls has the 2 MiB stretches it overlaps collapsed in place
 // (madvise MADV_COLLAPSE, Linux 6.1 and later): the same bytes at the same addresses, on larger pages.
 #pragma once
 
@@ -13,6 +13,16 @@
 namespace strata {
 
 constexpr uint64_t kHugePageBytes = 2ull << 20;
+// Buffers larger than this are not moved. A collapse took 0.55-0.8 ms per stretch on the development VM where its
+// memory had been used before and up to 5.8 ms where not, while from 64 MiB an out-of-place twoshot on huge pages ran
+// no faster than the ring on ordinary ones: there the move cost 20-40 calls' time and won nothing out of place
+// (docs/PERFORMANCE.md, "Twenty-second session"). Such a buffer still counts as on huge pages where calls on parts of
+// it moved its stretches (a buffer that smaller calls rotate through).
+constexpr uint64_t kHugePageMaxBytes = 32ull << 20;
+// A stretch at either end of a buffer, which holds memory outside it too, moves where at least this much of it is
+// the buffer's and the rest lies in the same mapping (the kernel refuses a stretch that crosses a mapping's end). A
+// large malloc buffer starts and ends anywhere in a stretch: without its ends a 4 MiB one moved half its pages.
+constexpr uint64_t kHugePageMinOverlap = 512ull << 10;
 // How many calls later a stretch the kernel would not collapse is tried again (it may have found no free huge page).
 constexpr uint32_t kHugePageRetryCalls = 256;
 
@@ -34,12 +44,13 @@ struct Stretch {
 // What the process knows of its buffers' stretches (one table per process: HugePagesFor's; tests make their own).
 class HugePageTable {
  public:
-  // Counts one more call on [p, p + bytes) and collapses each 2 MiB-aligned stretch wholly inside it on the call that
-  // sees it the `after`-th time (0: never; at most 16 stretches a call, the rest on the calls after). True where at
-  // least 3/4 of the buffer lies on collapsed stretches. A buffer under 2 MiB, or one the kernel will not collapse,
-  // stays on ordinary pages (false). A collapsed stretch is checked on every call (0.2 us): memory freed and
-  // allocated anew at its addresses is collapsed again, and where that happens twice within 64 calls the stretch is
-  // left alone.
+  // Counts one more call on [p, p + bytes) and collapses each 2 MiB-aligned stretch it overlaps by
+  // kHugePageMinOverlap or more on the call that sees it the `after`-th time (0: never; at most 16 stretches a call,
+  // the rest on the calls after). True where at least 3/4 of the buffer lies on collapsed stretches. A buffer under
+  // 2 MiB or one the kernel will not collapse stays on ordinary pages (false); one over kHugePageMaxBytes is not
+  // moved, but counts where smaller calls moved its stretches (not checked again). A collapsed
+  // stretch is checked on every call (0.2 us): memory freed and allocated anew at its addresses is collapsed again,
+  // and where that happens twice within 64 calls the stretch is left alone.
   bool visit(const void* p, size_t bytes, int after);
 
  private:

@@ -30,8 +30,8 @@ long HugeKbOfMapping(const void* start) {
   return -1;
 }
 
-// An anonymous private mapping of `bytes` starting on a 2 MiB boundary (as a large malloc gets one, but aligned so
-// that the stretches inside are known), every byte written with a pattern.
+// An anonymous private mapping of `bytes` starting on a 2 MiB boundary (where a large malloc gets one anywhere: aligned
+// so that its stretches are known), every byte written with a pattern.
 struct Mapping {
   explicit Mapping(size_t bytes) : bytes(bytes) {
     const size_t room = bytes + kHugePageBytes;
@@ -42,7 +42,6 @@ struct Mapping {
     if (aligned > raw) munmap(raw, static_cast<size_t>(aligned - raw));
     const size_t tail = room - static_cast<size_t>(aligned - raw) - bytes;
     if (tail) munmap(aligned + bytes, tail);
-    // A neighbour's flags would let the kernel merge it with this mapping: mark this one apart.
     base = aligned;
     for (size_t i = 0; i < bytes; ++i) base[i] = static_cast<char>(i * 7 + i / 4096);
   }
@@ -63,31 +62,41 @@ TEST(HugePages, StretchesInsideTheBufferMoveOnTheNthCall) {
   if (!HugePagesCollapse()) GTEST_SKIP() << "this kernel does not collapse anonymous memory (MADV_COLLAPSE)";
   Mapping m(8 * kHugePageBytes);
   ASSERT_NE(m.base, nullptr);
-  // A malloc-like buffer: 64 bytes in, to 64 bytes short of the end: 6 whole stretches of 8, so 3/4 of it.
+  // A malloc-like buffer: 64 bytes in, to 64 bytes short of the end. Its first and last stretches hold bytes outside
+  // it, within the same mapping: they move too.
   char* buf = m.base + 64;
   const size_t bytes = m.bytes - 128;
   EXPECT_FALSE(table.visit(buf, bytes, 3));
   EXPECT_FALSE(table.visit(buf, bytes, 3));
   EXPECT_EQ(HugeKbOfMapping(m.base), 0) << "collapsed before the third call";
   EXPECT_TRUE(table.visit(buf, bytes, 3));
-  EXPECT_EQ(HugeKbOfMapping(m.base), static_cast<long>(6 * kHugePageBytes / 1024))
-      << "the first and last stretches reach outside the buffer and must stay as they are";
+  EXPECT_EQ(HugeKbOfMapping(m.base), static_cast<long>(m.bytes / 1024));
   EXPECT_TRUE(m.intact());
   EXPECT_TRUE(table.visit(buf, bytes, 3)) << "it stays on huge pages";
 }
 
-TEST(HugePages, ABufferMostlyOutsideWholeStretchesIsNotCounted) {
+// The stretches at a buffer's ends: one that crosses the end of the mapping stays (the kernel refuses it), as does
+// one that holds less than kHugePageMinOverlap of the buffer; the buffer counts as on huge pages from 3/4 of it.
+TEST(HugePages, TheEndsOfABufferMoveWithinItsMappingAndWhereMostlyItsOwn) {
   HugePageTable table;
   if (!HugePagesCollapse()) GTEST_SKIP() << "this kernel does not collapse anonymous memory (MADV_COLLAPSE)";
-  Mapping m(4 * kHugePageBytes);
-  ASSERT_NE(m.base, nullptr);
-  // From the middle of the first stretch to the end of the second: one whole stretch of 3 MiB, under 3/4 of it. That
-  // stretch moves all the same.
-  char* buf = m.base + kHugePageBytes / 2;
-  const size_t bytes = kHugePageBytes * 3 / 2;
-  EXPECT_FALSE(table.visit(buf, bytes, 1));
-  EXPECT_EQ(HugeKbOfMapping(m.base), static_cast<long>(kHugePageBytes / 1024));
-  EXPECT_TRUE(m.intact());
+  {
+    Mapping m(2 * kHugePageBytes + kHugePageBytes / 2);  // its last stretch half mapped
+    ASSERT_NE(m.base, nullptr);
+    EXPECT_TRUE(table.visit(m.base + 64, m.bytes - 128, 1)) << "4 MiB of 5 on huge pages";
+    EXPECT_EQ(HugeKbOfMapping(m.base), static_cast<long>(2 * kHugePageBytes / 1024));
+    EXPECT_TRUE(m.intact());
+  }
+  for (const uint64_t outside : {kHugePageMinOverlap / 2, kHugePageMinOverlap - 64 * 1024}) {
+    HugePageTable fresh;
+    Mapping m(3 * kHugePageBytes);
+    ASSERT_NE(m.base, nullptr);
+    // The middle stretch whole, and `outside` bytes of each of the others.
+    const bool most = 4 * kHugePageBytes >= 3 * (kHugePageBytes + 2 * outside);
+    EXPECT_EQ(fresh.visit(m.base + kHugePageBytes - outside, kHugePageBytes + 2 * outside, 1), most) << outside;
+    EXPECT_EQ(HugeKbOfMapping(m.base), static_cast<long>(kHugePageBytes / 1024)) << outside;
+    EXPECT_TRUE(m.intact());
+  }
 }
 
 // Memory freed and mapped anew at the same addresses: collapsed again once (the check finds ordinary pages), and
@@ -123,11 +132,29 @@ TEST(HugePages, SmallBuffersAndZeroCallsAreLeftAlone) {
   Mapping m(2 * kHugePageBytes);
   ASSERT_NE(m.base, nullptr);
   for (int call = 0; call < 5; ++call) {
-    EXPECT_FALSE(table.visit(m.base + 64, kHugePageBytes, 1)) << "no whole stretch inside";
+    EXPECT_FALSE(table.visit(m.base + 64, kHugePageBytes - 4096, 1)) << "under 2 MiB";
     EXPECT_FALSE(table.visit(m.base, 2 * kHugePageBytes, 0)) << "0: never";
   }
   EXPECT_FALSE(table.visit(nullptr, 4 * kHugePageBytes, 1));
   EXPECT_EQ(HugeKbOfMapping(m.base), 0);
+  EXPECT_TRUE(m.intact());
+}
+
+// Over kHugePageMaxBytes the move costs more than an out-of-place call wins (huge_pages.h): such a buffer is not
+// moved, but counts as on huge pages once calls on its parts (a rotation through it) moved 3/4 of it.
+TEST(HugePages, BuffersOverTheLimitAreNotMovedButCountWhatTheirPartsMoved) {
+  HugePageTable table;
+  if (!HugePagesCollapse()) GTEST_SKIP() << "this kernel does not collapse anonymous memory (MADV_COLLAPSE)";
+  Mapping m(2 * kHugePageMaxBytes);
+  ASSERT_NE(m.base, nullptr);
+  for (int call = 0; call < 3; ++call) EXPECT_FALSE(table.visit(m.base, m.bytes, 1));
+  EXPECT_EQ(HugeKbOfMapping(m.base), 0);
+  EXPECT_TRUE(table.visit(m.base, kHugePageMaxBytes, 1));
+  EXPECT_EQ(HugeKbOfMapping(m.base), static_cast<long>(kHugePageMaxBytes / 1024));
+  EXPECT_FALSE(table.visit(m.base, m.bytes, 1)) << "half of it moved";
+  EXPECT_TRUE(table.visit(m.base + kHugePageMaxBytes / 2, kHugePageMaxBytes, 1));
+  EXPECT_TRUE(table.visit(m.base, m.bytes, 1)) << "3/4 of it moved";
+  EXPECT_EQ(HugeKbOfMapping(m.base), static_cast<long>(kHugePageMaxBytes * 3 / 2 / 1024));
   EXPECT_TRUE(m.intact());
 }
 
