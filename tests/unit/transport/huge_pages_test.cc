@@ -43,6 +43,9 @@ struct Mapping {
     const size_t tail = room - static_cast<size_t>(aligned - raw) - bytes;
     if (tail) munmap(aligned + bytes, tail);
     base = aligned;
+    fill();
+  }
+  void fill() {
     for (size_t i = 0; i < bytes; ++i) base[i] = static_cast<char>(i * 7 + i / 4096);
   }
   ~Mapping() {
@@ -57,9 +60,16 @@ struct Mapping {
   size_t bytes;
 };
 
-TEST(HugePages, StretchesInsideTheBufferMoveOnTheNthCall) {
+// The tests that need the kernel to collapse: skipped, saying why, where it does not.
+class HugePagesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!HugePagesCollapse()) GTEST_SKIP() << "this kernel does not collapse anonymous memory (MADV_COLLAPSE)";
+  }
   HugePageTable table;
-  if (!HugePagesCollapse()) GTEST_SKIP() << "this kernel does not collapse anonymous memory (MADV_COLLAPSE)";
+};
+
+TEST_F(HugePagesTest, StretchesInsideTheBufferMoveOnTheNthCall) {
   Mapping m(8 * kHugePageBytes);
   ASSERT_NE(m.base, nullptr);
   // A malloc-like buffer: 64 bytes in, to 64 bytes short of the end. Its first and last stretches hold bytes outside
@@ -77,9 +87,7 @@ TEST(HugePages, StretchesInsideTheBufferMoveOnTheNthCall) {
 
 // The stretches at a buffer's ends: one that crosses the end of the mapping stays (the kernel refuses it), as does
 // one that holds less than kHugePageMinOverlap of the buffer; the buffer counts as on huge pages from 3/4 of it.
-TEST(HugePages, TheEndsOfABufferMoveWithinItsMappingAndWhereMostlyItsOwn) {
-  HugePageTable table;
-  if (!HugePagesCollapse()) GTEST_SKIP() << "this kernel does not collapse anonymous memory (MADV_COLLAPSE)";
+TEST_F(HugePagesTest, TheEndsOfABufferMoveWithinItsMappingAndWhereMostlyItsOwn) {
   {
     Mapping m(2 * kHugePageBytes + kHugePageBytes / 2);  // its last stretch half mapped
     ASSERT_NE(m.base, nullptr);
@@ -101,16 +109,14 @@ TEST(HugePages, TheEndsOfABufferMoveWithinItsMappingAndWhereMostlyItsOwn) {
 
 // Memory freed and mapped anew at the same addresses: collapsed again once (the check finds ordinary pages), and
 // left alone from the second time within 64 calls.
-TEST(HugePages, MemoryAllocatedAnewAtTheSameAddressesIsCollapsedAgainThenLeftAlone) {
-  HugePageTable table;
-  if (!HugePagesCollapse()) GTEST_SKIP() << "this kernel does not collapse anonymous memory (MADV_COLLAPSE)";
+TEST_F(HugePagesTest, MemoryAllocatedAnewAtTheSameAddressesIsCollapsedAgainThenLeftAlone) {
   Mapping m(2 * kHugePageBytes);
   ASSERT_NE(m.base, nullptr);
   const size_t bytes = m.bytes;
   auto renew = [&] {
     void* again = mmap(m.base, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
     ASSERT_EQ(again, static_cast<void*>(m.base));
-    for (size_t i = 0; i < bytes; ++i) m.base[i] = static_cast<char>(i * 7 + i / 4096);
+    m.fill();
   };
   EXPECT_TRUE(table.visit(m.base, bytes, 1));
   EXPECT_EQ(HugeKbOfMapping(m.base), static_cast<long>(bytes / 1024));
@@ -142,9 +148,7 @@ TEST(HugePages, SmallBuffersAndZeroCallsAreLeftAlone) {
 
 // Over kHugePageMaxBytes the move costs more than an out-of-place call wins (huge_pages.h): such a buffer is not
 // moved, but counts as on huge pages once calls on its parts (a rotation through it) moved 3/4 of it.
-TEST(HugePages, BuffersOverTheLimitAreNotMovedButCountWhatTheirPartsMoved) {
-  HugePageTable table;
-  if (!HugePagesCollapse()) GTEST_SKIP() << "this kernel does not collapse anonymous memory (MADV_COLLAPSE)";
+TEST_F(HugePagesTest, BuffersOverTheLimitAreNotMovedButCountWhatTheirPartsMoved) {
   Mapping m(2 * kHugePageMaxBytes);
   ASSERT_NE(m.base, nullptr);
   for (int call = 0; call < 3; ++call) EXPECT_FALSE(table.visit(m.base, m.bytes, 1));
@@ -158,9 +162,7 @@ TEST(HugePages, BuffersOverTheLimitAreNotMovedButCountWhatTheirPartsMoved) {
   EXPECT_TRUE(m.intact());
 }
 
-TEST(HugePages, MemoryTheKernelWillNotCollapseStaysAsItWas) {
-  HugePageTable table;
-  if (!HugePagesCollapse()) GTEST_SKIP() << "this kernel does not collapse anonymous memory (MADV_COLLAPSE)";
+TEST_F(HugePagesTest, MemoryTheKernelWillNotCollapseStaysAsItWas) {
   Mapping m(4 * kHugePageBytes);
   ASSERT_NE(m.base, nullptr);
   ASSERT_EQ(madvise(m.base, m.bytes, MADV_NOHUGEPAGE), 0);  // the owner said no
