@@ -213,8 +213,8 @@ class Session {
           "# selector_perf: %s, %d ranks, %zu communicators (the selector's and %zu forced), %d rounds (%d more "
           "where the ratio is over %.2f), %d warm-up calls per communicator and size, %d passes through the "
           "rotation before them where it has %zu slots or fewer\n",
-          o_.collective.c_str(), nranks_, comms_.size(), comms_.size() - 1, o_.rounds, o_.extra, kAgainAbove,
-          o_.warmup, o_.settle, kSettleMaxSlots);
+          o_.collective.c_str(), nranks_, comms_.size(), comms_.size() - 1, o_.rounds, o_.extra, kAgainAbove, o_.warmup,
+          o_.settle, kSettleMaxSlots);
       std::printf(
           "| size | selector (us) | ran | best forced (us) | best | ratio | choice | ring (us) | ring / selector |");
       for (size_t c = 1; c < comms_.size(); ++c) std::printf(" %s |", names_[c].c_str());
@@ -251,10 +251,16 @@ class Session {
  private:
   int root() const { return bench_.rooted() ? 0 : -1; }
 
+  // The floats of one slot of the rotation for `shape` (64-byte aligned), and how many slots the buffers hold.
+  static size_t SlotFloats(const BufferShape& shape) {
+    return (std::max(shape.sendCount, shape.recvCount) + 15) / 16 * 16;
+  }
+  size_t slots(const BufferShape& shape) const { return send_.size() / SlotFloats(shape); }
+
   // One call of `shape` on communicator c, out of place or in place, at the next rotating slot.
   void call(size_t c, const BufferShape& shape, bool inPlace) {
-    const size_t slot = (std::max(shape.sendCount, shape.recvCount) + 15) / 16 * 16;  // floats, 64-byte aligned
-    const size_t offset = (calls_++ % (send_.size() / slot)) * slot;
+    const size_t slot = SlotFloats(shape);
+    const size_t offset = (calls_++ % slots(shape)) * slot;
     float* base = recv_.data() + offset;
     const size_t rank = static_cast<size_t>(rank_);
     const float* send = inPlace ? base + rank * shape.sendInPlaceOffset : send_.data() + offset;
@@ -353,9 +359,8 @@ class Session {
     std::vector<std::string> ran(nc);
     // What the library does to buffers passed again and again (moving them onto huge pages, docs/ALGORITHMS.md) is
     // done before the timing starts: every slot of the rotation passed `settle` times on the selector's communicator.
-    const size_t slots = send_.size() / ((std::max(shape.sendCount, shape.recvCount) + 15) / 16 * 16);
-    if (slots <= kSettleMaxSlots)
-      for (size_t i = 0; i < slots * static_cast<size_t>(o_.settle); ++i) call(0, shape, false);
+    if (slots(shape) <= kSettleMaxSlots)
+      for (size_t i = 0; i < slots(shape) * static_cast<size_t>(o_.settle); ++i) call(0, shape, false);
     for (size_t c = 0; c < nc; ++c) {
       for (int i = 0; i < o_.warmup; ++i) call(c, shape, false);
       const char* name = nullptr;
