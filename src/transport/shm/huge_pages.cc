@@ -3,8 +3,11 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <ctime>
+
+#include "core/log.h"
 
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25  // Linux 6.1; older C libraries' headers lack it
@@ -78,7 +81,15 @@ bool HugePagesCollapse() {
     std::memset(p, 1, bytes);
     const uint64_t first = (reinterpret_cast<uint64_t>(p) + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
     const bool ok = Collapse(reinterpret_cast<void*>(first), kHugePageBytes);
+    const int err = errno;
     munmap(p, bytes);
+    if (ok)
+      STRATA_LOG(INFO, SHM,
+                 "huge pages: this kernel collapses anonymous memory (MADV_COLLAPSE): ordinary buffers "
+                 "that peers reach by cross-memory attach move onto 2 MiB pages (STRATA_HUGE_PAGES)");
+    else
+      STRATA_LOG(INFO, SHM, "huge pages: madvise(MADV_COLLAPSE) refused (%s): ordinary buffers stay on their pages",
+                 strerror(err));
     return ok;
   }();
   return works;
