@@ -2,15 +2,19 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include "transport/shm/shm_segment.h"
@@ -174,6 +178,36 @@ MpResult Run(const MpOptions& o, const RankFn& fn, bool makeComm) {
 }  // namespace
 
 MpResult RunRanks(const MpOptions& options, const RankFn& fn) { return Run(options, fn, true); }
+
+long HugeKbOfMapping(const void* start) {
+  std::ifstream smaps("/proc/self/smaps");
+  char head[32];
+  std::snprintf(head, sizeof head, "%lx-", static_cast<unsigned long>(reinterpret_cast<uintptr_t>(start)));
+  bool in = false;
+  for (std::string line; std::getline(smaps, line);) {
+    // A mapping's first line is "start-end perms ...": hex digits up to the dash, before any space.
+    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) && line.find('-') < line.find(' '))
+      in = line.rfind(head, 0) == 0;
+    long kb = 0;
+    if (in && std::sscanf(line.c_str(), "AnonHugePages: %ld kB", &kb) == 1) return kb;
+  }
+  return -1;
+}
+
+bool KernelCollapsesHugePages() {
+  static const bool works = [] {
+    constexpr size_t kStretch = size_t{2} << 20;
+    char* p =
+        static_cast<char*>(mmap(nullptr, 2 * kStretch, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    if (p == MAP_FAILED) return false;
+    std::memset(p, 1, 2 * kStretch);
+    char* aligned = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(p) + kStretch - 1) & ~(kStretch - 1));
+    const bool ok = madvise(aligned, kStretch, 25 /* MADV_COLLAPSE */) == 0 && HugeKbOfMapping(p) >= 2048;
+    munmap(p, 2 * kStretch);
+    return ok;
+  }();
+  return works;
+}
 
 bool CrossMemoryAttachWorks() {
   static const bool works = [] {

@@ -43,6 +43,14 @@ MpResult RunProcesses(const MpOptions& options, const RankFn& fn);
 // the ranks of a communicator on this host will try to: tests expect the in-place one/two-shot plans only then.
 bool CrossMemoryAttachWorks();
 
+// kB on transparent huge pages (AnonHugePages) of this process's mapping that starts at `start`, read from
+// /proc/self/smaps; -1 where no mapping starts there.
+long HugeKbOfMapping(const void* start);
+// Whether the kernel collapses written anonymous memory onto a 2 MiB page when asked (madvise MADV_COLLAPSE), seen in
+// /proc/self/smaps: found without the library, so that its own probe (HugePagesCollapse) can be checked against it
+// and tests expect huge pages only where the kernel gives them.
+bool KernelCollapsesHugePages();
+
 // One float32 allreduce, allgather or reduce-scatter (sums) of `count` elements (the API's count) on rank r of n, from
 // buffer `a` into buffer `b`, or in place within `b` at NCCL's offsets; input element i of rank q is in(q, i). Checks
 // every output element against a float64 sum. Returns "" or what went wrong, prefixed with `what`; *ran (optional):

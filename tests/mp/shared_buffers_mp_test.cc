@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "mp/mp_harness.h"
-#include "transport/shm/huge_pages.h"
 
 namespace strata {
 namespace test {
@@ -155,7 +154,7 @@ void RunHugePageCalls(int after) {
   MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
     const size_t count = 6300001;  // 24 MiB and 4 bytes: whole 2 MiB stretches hold 11/12 of each buffer or more
     std::vector<float> a(count), b(count), newA, newB;
-    const bool collapses = after > 0 && HugePagesCollapse();
+    const bool collapses = after > 0 && KernelCollapsesHugePages();
     // Rank 1's passes of its buffers (the fewest of any rank from call 6 on): the old pair's, then the new pair's.
     int passes[2][2] = {{0, 0}, {0, 0}};  // [pair][send, receive]
     std::string err;

@@ -15,10 +15,10 @@ namespace strata {
 constexpr uint64_t kHugePageBytes = 2ull << 20;
 // Buffers larger than this are not moved. A collapse took 0.55-0.8 ms per stretch on the development VM where its
 // memory had been used before and up to 5.8 ms where not, while from 64 MiB an out-of-place twoshot on huge pages ran
-// no faster than the ring on ordinary ones: there the move only cost (with every size moved, the perf tool's 128 and
-// 256 MiB out-of-place figures fell from 5.1 to 2.8 GB/s; docs/PERFORMANCE.md, "Twenty-second session"). Such a buffer
-// still counts as on huge pages where calls on parts of it moved its stretches (a buffer that smaller calls rotate
-// through).
+// within 4% of the ring's time on ordinary pages (0.96x-1.01x): there the move only cost (with every size moved, the
+// perf tool's 128 and 256 MiB out-of-place figures fell from 5.1 to 2.8 GB/s; docs/PERFORMANCE.md, "Twenty-second
+// session"). Such a buffer still counts as on huge pages where calls on parts of it moved its stretches (a buffer that
+// smaller calls rotate through).
 constexpr uint64_t kHugePageMaxBytes = 32ull << 20;
 // A stretch at either end of a buffer, which holds memory outside it too, moves where at least this much of it is
 // the buffer's and the rest lies in the same mapping (the kernel refuses a stretch that crosses a mapping's end). A

@@ -6,29 +6,15 @@
 #include <sys/mman.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
-#include <string>
+
+#include "mp/mp_harness.h"
 
 namespace strata {
 namespace {
 
-// kB on huge pages (AnonHugePages) of the mapping that starts at `start`, from /proc/self/smaps.
-long HugeKbOfMapping(const void* start) {
-  std::ifstream smaps("/proc/self/smaps");
-  char head[32];
-  std::snprintf(head, sizeof head, "%lx-", static_cast<unsigned long>(reinterpret_cast<uintptr_t>(start)));
-  bool in = false;
-  for (std::string line; std::getline(smaps, line);) {
-    if (line.find('-') != std::string::npos && line.find(' ') > line.find('-') && std::isxdigit(line[0]))
-      in = line.rfind(head, 0) == 0;
-    long kb = 0;
-    if (in && std::sscanf(line.c_str(), "AnonHugePages: %ld kB", &kb) == 1) return kb;
-  }
-  return -1;
-}
+using test::HugeKbOfMapping;
+using test::KernelCollapsesHugePages;
 
 // An anonymous private mapping of `bytes` starting on a 2 MiB boundary (where a large malloc gets one anywhere: aligned
 // so that its stretches are known), every byte written with a pattern.
@@ -64,10 +50,13 @@ struct Mapping {
 class HugePagesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!HugePagesCollapse()) GTEST_SKIP() << "this kernel does not collapse anonymous memory (MADV_COLLAPSE)";
+    if (!KernelCollapsesHugePages()) GTEST_SKIP() << "this kernel does not collapse anonymous memory (MADV_COLLAPSE)";
   }
   HugePageTable table;
 };
+
+// The library's own probe says what the kernel does, as read back from /proc/self/smaps without it.
+TEST(HugePages, TheProbeAgreesWithTheKernel) { EXPECT_EQ(HugePagesCollapse(), KernelCollapsesHugePages()); }
 
 TEST_F(HugePagesTest, StretchesInsideTheBufferMoveOnTheNthCall) {
   Mapping m(8 * kHugePageBytes);
