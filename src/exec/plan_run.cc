@@ -23,6 +23,13 @@ void PlanRun::start(void* const* buffers, uint64_t windowEpoch) {
 namespace {
 // Larger outputs than this leave the last-level cache before anyone reads them again.
 constexpr uint64_t kStreamOutputBytes = 16ull << 20;
+
+// Where PeerReduce lands a piece of the peer's buffer: one per thread, not one per cached plan (a communicator
+// caches hundreds). A peer step runs to its end inside one advance(), so no two runs on a thread share it at once.
+char* PeerPiece() {
+  thread_local std::vector<char> piece(kPeerPieceBytes);
+  return piece.data();
+}
 }  // namespace
 
 Status PlanRun::resolveWindow(int rank) {
@@ -61,7 +68,6 @@ Status PlanRun::init() {
                        "%s: a %s step names buffer %d of rank %d (only its send and receive buffers are published)",
                        plan_.algorithm.c_str(), StepOpName(s.op), s.peer.buf, peer);
         STRATA_CHECK(resolveWindow(peer));
-        if (s.op == StepOp::PeerReduce && peerTemp_.empty()) peerTemp_.resize(kPeerPieceBytes);
         qs.send.push_back(nullptr);
         qs.recv.push_back(nullptr);
         continue;
@@ -234,10 +240,11 @@ Status PlanRun::runPeerStep(const Step& s, int divisor) {
     return Status::Ok();
   }
   const uint64_t per = kPeerPieceBytes / esize_;
+  char* piece = PeerPiece();
   for (uint64_t i = 0; i < s.count; i += per) {
     const uint64_t n = std::min(per, s.count - i);
-    STRATA_CHECK(windows_[s.recvPeer]->readPeer(h, s.peer.buf, peerOffset + i * esize_, peerTemp_.data(), n * esize_));
-    HostReduce(at(s.dst, i), at(s.src, i), peerTemp_.data(), n, plan_.dtype, plan_.op, divisor);
+    STRATA_CHECK(windows_[s.recvPeer]->readPeer(h, s.peer.buf, peerOffset + i * esize_, piece, n * esize_));
+    HostReduce(at(s.dst, i), at(s.src, i), piece, n, plan_.dtype, plan_.op, divisor);
   }
   return Status::Ok();
 }

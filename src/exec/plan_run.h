@@ -85,7 +85,6 @@ class PlanRun : public Run {
   bool streamOutput_ = false;
   bool streamSlots_ = false;
   uint64_t sharedSlotBytes_ = 0;
-  std::vector<char> peerTemp_;  // PeerReduce's piece of the peer's buffer
   bool finished_ = false;
   bool flushed_ = false;
 };
