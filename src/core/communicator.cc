@@ -643,13 +643,21 @@ Status Communicator::inPlaceBufferPlan(const CollDesc& desc, const void* send, c
   // A buffer a peer maps (strataMemAlloc), or one on huge pages, which cross-memory attach reaches without pinning
   // page after page (counting this call towards its collapse either way).
   const int after = settings_.hugePagesAfter;
-  auto reachable = [after](const void* p, uint64_t bytes) {
+  auto reachable = [after](const void* p, uint64_t bytes, uint64_t maxBytes) {
     SharedRegion r;
     if (FindSharedBuffer(p, &r)) return reinterpret_cast<uint64_t>(p) + bytes <= r.base + r.bytes;
-    return HugePagesFor(p, bytes, after);
+    return HugePagesFor(p, bytes, after, maxBytes);
   };
-  const bool sendReachable = reachable(send, sendBytes);
-  const bool recvReachable = send == recv ? sendReachable : reachable(recv, recvBytes);
+  const uint64_t s = reinterpret_cast<uint64_t>(send), v = reinterpret_cast<uint64_t>(recv);
+  bool sendReachable = false, recvReachable = false;
+  if (s < v + recvBytes && v < s + sendBytes) {  // in place: one buffer, the larger range, counted once
+    const bool sendOuter = sendBytes >= recvBytes;
+    sendReachable = recvReachable =
+        reachable(sendOuter ? send : recv, sendOuter ? sendBytes : recvBytes, kHugePageMaxInPlaceBytes);
+  } else {
+    sendReachable = reachable(send, sendBytes, kHugePageMaxBytes);
+    recvReachable = reachable(recv, recvBytes, kHugePageMaxBytes);
+  }
   if (!agree) return Status::Ok();
   bool all = false;
   STRATA_CHECK(allRanksAgree(sendReachable && recvReachable, &all));

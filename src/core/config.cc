@@ -62,10 +62,10 @@ const std::vector<KnobInfo>& AllKnobs() {
        "process_vm_writev; buffers from strataMemAlloc mapped instead) in the oneshot and twoshot algorithms for "
        "buffers larger than the window, where every rank's kernel allows it (probed at init); 0 (on any rank): never"},
       {"STRATA_HUGE_PAGES", KnobType::Int, "3",
-       "N: an ordinary (malloc) buffer of up to 32 MiB that this host's ranks reach by cross-memory attach is moved "
-       "onto 2 MiB transparent huge pages (madvise MADV_COLLAPSE, Linux 6.1+) once it has been passed to N calls, "
-       "and from 4 MiB calls whose ranks' buffers all lie on them run in place as on shared buffers; 0: never (need "
-       "not agree)"},
+       "N: an ordinary (malloc) buffer of up to 32 MiB (64 MiB passed in place) that this host's ranks reach by "
+       "cross-memory attach is moved onto 2 MiB transparent huge pages (madvise MADV_COLLAPSE, Linux 6.1+) once it "
+       "has been passed to N calls, and from 4 MiB calls whose ranks' buffers all lie on them run in place as on "
+       "shared buffers; 0: never (need not agree)"},
       {"STRATA_QUANT", KnobType::String, "",
        "quantize every eligible call (sum/avg of fp32, fp16, bf16): format[:block[:scale[:rounding[:seed]]]], "
        "e.g. int8:128 (docs/QUANTIZATION.md)"},

@@ -179,15 +179,17 @@ MpResult Run(const MpOptions& o, const RankFn& fn, bool makeComm) {
 
 MpResult RunRanks(const MpOptions& options, const RankFn& fn) { return Run(options, fn, true); }
 
-long HugeKbOfMapping(const void* start) {
+long HugeKbOfMapping(const void* at, uintptr_t* start) {
   std::ifstream smaps("/proc/self/smaps");
-  char head[32];
-  std::snprintf(head, sizeof head, "%lx-", static_cast<unsigned long>(reinterpret_cast<uintptr_t>(start)));
+  const unsigned long p = static_cast<unsigned long>(reinterpret_cast<uintptr_t>(at));
   bool in = false;
   for (std::string line; std::getline(smaps, line);) {
     // A mapping's first line is "start-end perms ...": hex digits up to the dash, before any space.
-    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) && line.find('-') < line.find(' '))
-      in = line.rfind(head, 0) == 0;
+    unsigned long begin = 0, end = 0;
+    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) && line.find('-') < line.find(' ') &&
+        std::sscanf(line.c_str(), "%lx-%lx", &begin, &end) == 2)
+      in = begin <= p && p < end;
+    if (in && start) *start = begin;
     long kb = 0;
     if (in && std::sscanf(line.c_str(), "AnonHugePages: %ld kB", &kb) == 1) return kb;
   }

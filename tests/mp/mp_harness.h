@@ -43,9 +43,9 @@ MpResult RunProcesses(const MpOptions& options, const RankFn& fn);
 // the ranks of a communicator on this host will try to: tests expect the in-place one/two-shot plans only then.
 bool CrossMemoryAttachWorks();
 
-// kB on transparent huge pages (AnonHugePages) of this process's mapping that starts at `start`, read from
-// /proc/self/smaps; -1 where no mapping starts there.
-long HugeKbOfMapping(const void* start);
+// kB on transparent huge pages (AnonHugePages) of this process's mapping that holds `at`, read from /proc/self/smaps;
+// -1 where no mapping holds it. `start`, if given, gets the mapping's first address (two buffers' mappings may be one).
+long HugeKbOfMapping(const void* at, uintptr_t* start = nullptr);
 // Whether the kernel collapses written anonymous memory onto a 2 MiB page when asked (madvise MADV_COLLAPSE), seen in
 // /proc/self/smaps: found without the library, so that its own probe (HugePagesCollapse) can be checked against it
 // and tests expect huge pages only where the kernel gives them.

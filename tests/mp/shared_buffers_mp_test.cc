@@ -179,6 +179,47 @@ void RunHugePageCalls(int after) {
   EXPECT_TRUE(res.ok()) << res.summary();
 }
 
+// Over the out-of-place limit (32 MiB) a buffer moves only when passed in place, up to 64 MiB: a 48 MiB allreduce keeps
+// the ring out of place, before and after; in place its buffer moves from its third in-place call on, 16 stretches a
+// call, so the fourth runs twoshot in place. Every result checked against float64 sums.
+TEST(HugePages, LargeBuffersMoveWhenPassedInPlace) {
+  if (!CrossMemoryAttachWorks()) GTEST_SKIP() << "process_vm_readv/writev between processes is refused here";
+  MpOptions o;
+  o.nranks = 3;
+  o.timeoutSec = 240;
+  o.beforeInit = [](int) {
+    setenv("STRATA_CALIBRATE", "0", 1);  // the model alone: the ring at this size
+    setenv("STRATA_HUGE_PAGES", "3", 1);
+  };
+  MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
+    const size_t count = 12600001;  // 48 MiB and 4 bytes: 23 whole 2 MiB stretches at least
+    std::vector<float> a(count), b(count);
+    const bool collapses = KernelCollapsesHugePages();
+    std::string err;
+    int inPlaceCalls = 0;
+    for (int call = 0; call < 12 && err.empty(); ++call) {
+      const bool inPlace = call >= 3 && call < 9;
+      inPlaceCalls += inPlace;
+      auto in = [&](int q, size_t i) { return static_cast<float>((q + 1) * 100 + call + static_cast<int>(i % 7)); };
+      const std::string what = "call " + std::to_string(call) + (inPlace ? " in place" : "");
+      std::string ran;
+      err =
+          RunAndCheckFamilyCall(FamilyColl::kAllReduce, comm, r, n, count, inPlace, a.data(), b.data(), in, what, &ran);
+      const std::string want = collapses && inPlace && inPlaceCalls >= 4 ? "twoshot" : "ring";
+      if (err.empty() && ran != want) err = what + ": ran " + ran + ", expected " + want;
+    }
+    // The two buffers' mappings, or their one mapping where the kernel merged them: only b's stretches moved.
+    uintptr_t startA = 0, startB = 0;
+    const long kbA = HugeKbOfMapping(a.data(), &startA), kbB = HugeKbOfMapping(b.data(), &startB);
+    const long huge = startA == startB ? kbB : kbA + kbB, ofB = static_cast<long>(count / 256);
+    if (err.empty() && collapses && (huge < ofB * 3 / 4 || huge > ofB + 4096))
+      err = std::to_string(huge) + " KiB of the two buffers on huge pages, where " + std::to_string(ofB) +
+            " KiB passed in place, and as much not";
+    return err;
+  });
+  EXPECT_TRUE(res.ok()) << res.summary();
+}
+
 TEST(HugePages, OrdinaryBuffersRunInPlaceOnceCollapsed) { RunHugePageCalls(3); }
 TEST(HugePages, NeverWithZero) { RunHugePageCalls(0); }
 

@@ -95,12 +95,12 @@ bool HugePagesCollapse() {
   return works;
 }
 
-bool HugePageTable::visit(const void* p, size_t bytes, int after) {
+bool HugePageTable::visit(const void* p, size_t bytes, int after, uint64_t maxBytes) {
   if (after <= 0 || p == nullptr || bytes < kHugePageBytes || !HugePagesCollapse()) return false;
   const uint64_t begin = reinterpret_cast<uint64_t>(p), end = begin + bytes;
   const uint64_t first = begin & ~(kHugePageBytes - 1);
   const uint64_t last = (end + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
-  const bool moves = bytes <= kHugePageMaxBytes;  // larger: what smaller calls on its stretches moved, as they left it
+  const bool moves = bytes <= maxBytes;  // larger: what smaller calls on its stretches moved, as they left it
   std::lock_guard<std::mutex> lock(mu_);
   if (moves && stretches_.size() + (last - first) / kHugePageBytes > kMaxStretches) stretches_.clear();
   uint64_t huge = 0;  // the buffer's bytes on huge pages
@@ -118,9 +118,9 @@ bool HugePageTable::visit(const void* p, size_t bytes, int after) {
   return huge * 4 >= bytes * 3;
 }
 
-bool HugePagesFor(const void* p, size_t bytes, int after) {
+bool HugePagesFor(const void* p, size_t bytes, int after, uint64_t maxBytes) {
   static HugePageTable* table = new HugePageTable();  // outlives every static destructor that might still run a call
-  return table->visit(p, bytes, after);
+  return table->visit(p, bytes, after, maxBytes);
 }
 
 }  // namespace strata

@@ -20,6 +20,13 @@ constexpr uint64_t kHugePageBytes = 2ull << 20;
 // session"). Such a buffer still counts as on huge pages where calls on parts of it moved its stretches (a buffer that
 // smaller calls rotate through).
 constexpr uint64_t kHugePageMaxBytes = 32ull << 20;
+// The same for a buffer passed in place (the call's input and output in one buffer). In place on huge pages twoshot
+// reads and writes each line once, where the ring copies into and out of its slots: on 2 ranks at 64 MiB the perf
+// tool's 20 in-place calls, the moves among them, took 9.5-12.0 ms against the ring's 13.7, on 4 ranks 23.2 against
+// 33.4. Larger buffers gain as much once moved (256 MiB on 2 ranks: 37.1 ms against 54.3 over 150 calls), but the
+// moves (about 4 ms a stretch there, by the averages) outweighed the gain within 20 calls: 64-67 ms against 54 at
+// 256 MiB on 2 ranks, 72 against 64 at 128 MiB on 4 (docs/PERFORMANCE.md, "Twenty-third session").
+constexpr uint64_t kHugePageMaxInPlaceBytes = 64ull << 20;
 // A stretch at either end of a buffer, which holds memory outside it too, moves where at least this much of it is
 // the buffer's and the rest lies in the same mapping (the kernel refuses a stretch that crosses a mapping's end). A
 // large malloc buffer starts and ends anywhere in a stretch: without its ends a 4 MiB one moved half its pages.
@@ -48,11 +55,12 @@ class HugePageTable {
   // Counts one more call on [p, p + bytes) and collapses each 2 MiB-aligned stretch it overlaps by
   // kHugePageMinOverlap or more on the call that sees it the `after`-th time (0: never; at most 16 stretches a call,
   // the rest on the calls after). True where at least 3/4 of the buffer lies on collapsed stretches. A buffer under
-  // 2 MiB or one the kernel will not collapse stays on ordinary pages (false); one over kHugePageMaxBytes is not
-  // moved, but counts where smaller calls moved its stretches (not checked again). A collapsed
+  // 2 MiB or one the kernel will not collapse stays on ordinary pages (false); one over `maxBytes` (kHugePageMaxBytes,
+  // or kHugePageMaxInPlaceBytes for a buffer passed in place) is not moved and its call not counted, but it counts as
+  // on huge pages where smaller calls moved its stretches (not checked again). A collapsed
   // stretch is checked on every call (0.2 us): memory freed and allocated anew at its addresses is collapsed again,
   // and where that happens twice within 64 calls the stretch is left alone.
-  bool visit(const void* p, size_t bytes, int after);
+  bool visit(const void* p, size_t bytes, int after, uint64_t maxBytes = kHugePageMaxBytes);
 
  private:
   std::mutex mu_;
@@ -60,7 +68,7 @@ class HugePageTable {
 };
 
 // HugePageTable::visit on the process's table.
-bool HugePagesFor(const void* p, size_t bytes, int after);
+bool HugePagesFor(const void* p, size_t bytes, int after, uint64_t maxBytes = kHugePageMaxBytes);
 
 // Whether this kernel collapses an anonymous buffer (one probe per process, on 4 MiB of scratch memory).
 bool HugePagesCollapse();

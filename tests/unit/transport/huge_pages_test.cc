@@ -151,6 +151,24 @@ TEST_F(HugePagesTest, BuffersOverTheLimitAreNotMovedButCountWhatTheirPartsMoved)
   EXPECT_TRUE(m.intact());
 }
 
+// A buffer passed in place moves up to kHugePageMaxInPlaceBytes (huge_pages.h), 16 stretches a call; over that limit
+// it is not moved either.
+TEST_F(HugePagesTest, InPlaceBuffersMoveUpToTheirOwnLimit) {
+  Mapping m(kHugePageMaxInPlaceBytes + kHugePageBytes);
+  ASSERT_NE(m.base, nullptr);
+  const size_t mid = kHugePageMaxBytes + 8 * kHugePageBytes;  // 24 stretches, over the out-of-place limit
+  EXPECT_FALSE(table.visit(m.base, mid, 1)) << "out of place it stays";
+  EXPECT_EQ(HugeKbOfMapping(m.base), 0);
+  EXPECT_FALSE(table.visit(m.base, mid, 1, kHugePageMaxInPlaceBytes)) << "16 of its 24 stretches moved";
+  EXPECT_EQ(HugeKbOfMapping(m.base), static_cast<long>(16 * kHugePageBytes / 1024));
+  EXPECT_TRUE(table.visit(m.base, mid, 1, kHugePageMaxInPlaceBytes));
+  EXPECT_EQ(HugeKbOfMapping(m.base), static_cast<long>(mid / 1024));
+  // The whole mapping is over the in-place limit: nothing more moves, and 24 of its 33 stretches are under 3/4.
+  for (int call = 0; call < 3; ++call) EXPECT_FALSE(table.visit(m.base, m.bytes, 1, kHugePageMaxInPlaceBytes));
+  EXPECT_EQ(HugeKbOfMapping(m.base), static_cast<long>(mid / 1024));
+  EXPECT_TRUE(m.intact());
+}
+
 TEST_F(HugePagesTest, MemoryTheKernelWillNotCollapseStaysAsItWas) {
   Mapping m(4 * kHugePageBytes);
   ASSERT_NE(m.base, nullptr);
