@@ -28,7 +28,15 @@ constexpr double kRenewedCpuUs = 50;
 // Two renewals within this many calls of a stretch: its memory churns.
 constexpr uint32_t kChurnCalls = 64;
 
-bool Collapse(void* at, size_t bytes) { return madvise(at, bytes, MADV_COLLAPSE) == 0; }
+// A collapse the kernel could not do for the moment (EAGAIN: a page it had to lock or isolate was busy, as when other
+// processes collapse or fault at once) is tried again at once, a few times; any other refusal stands.
+bool Collapse(void* at, size_t bytes) {
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (madvise(at, bytes, MADV_COLLAPSE) == 0) return true;
+    if (errno != EAGAIN) return false;
+  }
+  return false;
+}
 
 double ThreadCpuUs() {
   timespec t;
