@@ -354,11 +354,12 @@ std::string DescribeCostInputs(const CostInputs& in) {
   }
   char buf[768];
   snprintf(buf, sizeof buf,
-           "%d rank(s) on %d host(s)%s; within a host %.2f us, %.2f GB/s; between hosts %.2f us, %.2f GB/s%s; "
+           "%d rank(s) on %d host(s)%s%s; within a host %.2f us, %.2f GB/s; between hosts %.2f us, %.2f GB/s%s; "
            "reduce %.2f GB/s, copy %.2f GB/s; %s per-byte scale %s; small allreduce ",
            in.nranks, in.nhosts, in.ranksPerHost ? (", " + std::to_string(in.ranksPerHost) + " per host").c_str() : "",
-           in.intra.latencyUs, in.intra.bandwidthGBs, in.inter.latencyUs, in.inter.bandwidthGBs,
-           in.interLinkBound ? " (link-bound)" : "", in.reduceGBs, in.copyGBs, in.nranks == 2 ? "rd" : "rd/rhd", scale);
+           in.oversubscribed ? " (more ranks than cores)" : "", in.intra.latencyUs, in.intra.bandwidthGBs,
+           in.inter.latencyUs, in.inter.bandwidthGBs, in.interLinkBound ? " (link-bound)" : "", in.reduceGBs,
+           in.copyGBs, in.nranks == 2 ? "rd" : "rd/rhd", scale);
   std::string out = buf + DescribeSmallUs(in);
   // Cross-memory attach: whether the ranks copy in place, and at what scale of the ring's per-byte cost.
   if (in.peerAccess && in.peerScale > 0) {

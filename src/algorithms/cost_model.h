@@ -31,6 +31,9 @@ struct CostInputs {
   // across hosts whose bytes outlast its latency pays only part of that latency (kLinkBoundLatencyShare in
   // cost_model.cc): rd's, rhd's and the two-level algorithms' steps between hosts (not the flat ring's).
   bool interLinkBound = false;
+  // Some host runs more of the communicator's ranks than the CPUs of their bindings (CommTopology::oversubscribed):
+  // each rank waits its turn on a core, which the timing of a class at its first call meets otherwise than later calls.
+  bool oversubscribed = false;
   double reduceGBs = 10.0;  // local reduction rate, bytes of one input per second (x1e9)
   double copyGBs = 10.0;    // local copy rate
   uint64_t pipelineBytes = 512 << 10;  // piece size of pipelined algorithms (slots in flight)

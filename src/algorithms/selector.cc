@@ -245,8 +245,10 @@ double AlgoSelector::timedScale(AlgoId id, CollKind kind, const std::vector<Algo
   };
   // Every collective the window algorithms serve: the timing's warm buffers favour the FIFO algorithms alike
   // (reduce-scatter on 4 ranks at 512 KiB: the ring timed at 0.73-0.89x oneshot's time, then 1.39x slower back to
-  // back through the perf tools' moving buffers; docs/PERFORMANCE.md, "Seventeenth session").
-  if (oneHostOfThreeOrMore() && AlgoServes(AlgoId::OneShot, kind) && !IsWindowAlgo(id) && timedBeside(IsWindowAlgo))
+  // back through the perf tools' moving buffers; docs/PERFORMANCE.md, "Seventeenth session"). Where ranks share
+  // cores; with a core per rank, see kWarmTimingScale.
+  if (in_.oversubscribed && oneHostOfThreeOrMore() && AlgoServes(AlgoId::OneShot, kind) && !IsWindowAlgo(id) &&
+      timedBeside(IsWindowAlgo))
     return kWarmTimingScale;
   if (kind != CollKind::AllReduce) return 1.0;
   if (id == AlgoId::Hier && in_.nhosts > 1 && in_.ranksPerHost == 2 &&

@@ -595,6 +595,7 @@ Status Communicator::agreeOnPeerAccess() {
 Status Communicator::setupSelector() {
   STRATA_CHECK(agreeOnPeerAccess());
   CostInputs in = CostInputsFromGeometry(geo_);
+  in.oversubscribed = topology_.oversubscribed();
   // The topology's link classes first (they hold for any size); the calibration then measures the
   // slowest link the ring crosses.
   bool anyIntra = false, anyInter = false;

@@ -178,6 +178,15 @@ std::vector<std::vector<int>> CommTopology::numaGroups() const {
   return out;
 }
 
+bool CommTopology::oversubscribed() const {
+  for (const auto& h : hosts_) {
+    std::vector<int> cpus;
+    for (int r : h) cpus = CpuListUnion(cpus, ranks_[r].cpus);
+    if (h.size() > cpus.size()) return true;
+  }
+  return false;
+}
+
 LinkInfo CommTopology::slowestIntraHostLink(bool* any) const {
   bool found = false;
   LinkInfo worst = ClassDefault(links_, LinkClass::SameNuma);

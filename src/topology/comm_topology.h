@@ -91,6 +91,10 @@ class CommTopology {
   LinkInfo slowestIntraHostLink(bool* any = nullptr) const;
   LinkInfo slowestInterHostLink(bool* any = nullptr) const;
 
+  // Some host runs more ranks than there are CPUs in its ranks' bindings taken together: ranks wait their turn on a
+  // core. A rank whose binding is unknown (empty) counts no CPU.
+  bool oversubscribed() const;
+
   // Several lines for strata-info and the INFO log.
   std::string describe() const;
 
