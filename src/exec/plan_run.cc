@@ -1,6 +1,7 @@
 #include "exec/plan_run.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "exec/host_reduce.h"
 
@@ -26,9 +27,15 @@ constexpr uint64_t kStreamOutputBytes = 16ull << 20;
 
 // Where PeerReduce lands a piece of the peer's buffer: one per thread, not one per cached plan (a communicator
 // caches hundreds). A peer step runs to its end inside one advance(), so no two runs on a thread share it at once.
+// Page-aligned, so that the kernel's copy into it starts on a line boundary wherever malloc would have put it
+// (nullptr when memory is short: the step fails).
 char* PeerPiece() {
-  thread_local std::vector<char> piece(kPeerPieceBytes);
-  return piece.data();
+  struct Piece {
+    char* bytes = static_cast<char*>(std::aligned_alloc(4096, kPeerPieceBytes));
+    ~Piece() { std::free(bytes); }
+  };
+  thread_local Piece piece;
+  return piece.bytes;
 }
 }  // namespace
 
@@ -241,6 +248,8 @@ Status PlanRun::runPeerStep(const Step& s, int divisor) {
   }
   const uint64_t per = kPeerPieceBytes / esize_;
   char* piece = PeerPiece();
+  STRATA_REQUIRE(piece, strataSystemError, "%s: no memory for a %llu-byte piece of rank %d's buffer",
+                 plan_.algorithm.c_str(), static_cast<unsigned long long>(kPeerPieceBytes), s.recvPeer);
   for (uint64_t i = 0; i < s.count; i += per) {
     const uint64_t n = std::min(per, s.count - i);
     STRATA_CHECK(windows_[s.recvPeer]->readPeer(h, s.peer.buf, peerOffset + i * esize_, piece, n * esize_));
