@@ -78,9 +78,9 @@ class AlgoSelector {
   // The factor settle counts the timing of `id`, one of `candidates` timed as `us` (`us[i]` for `candidates[i]`, <= 0
   // for one not timed), by: kWarmTimingScale for an allreduce, allgather or reduce-scatter other than oneshot and
   // twoshot on one host of three ranks or more, more ranks than cores (CostInputs::oversubscribed), where one of
-  // those two was timed beside it (the timing reuses one
-  // warm pair of buffers, on which the algorithms that pass every call through the FIFO slots keep up with those
-  // that read their peers' windows; calls whose buffers move fall behind them there); kHierBesideLeaderScale for hier's
+  // those two was timed beside it (the timing reuses one warm pair of buffers, on which the algorithms that pass every
+  // call through the FIFO slots keep up with those that read their peers' windows; calls whose buffers move fall
+  // behind them there); kHierBesideLeaderScale for hier's
   // allreduce across hosts of two ranks each where hier_leader was timed beside it; else 1.
   double timedScale(AlgoId id, CollKind kind, const std::vector<AlgoId>& candidates,
                     const std::vector<double>& us) const;
@@ -159,9 +159,10 @@ constexpr double kMeasureTie = 1.02;
 // or rhd first in jobs whose tables ran a window algorithm 1.1-1.4x faster. With this factor, the choices over 1.10x
 // the job's best forced time from 32 KiB to 256 KiB fell from 23 to 7 in 36 jobs (docs/PERFORMANCE.md, "Thirteenth
 // session"). Where the warm timing is right, a window algorithm chosen by it runs at most 1.2x the time of the other.
-// Only where a host runs more ranks than cores (CostInputs::oversubscribed), as those 4 ranks on 2 cores did: with a
-// core per rank (16 vCPUs) it had twoshot chosen at 64 and 128 KiB, where the timing itself had the ring first and the
-// ring or rhd ran 1.11-1.34x faster in selector_perf and as fast or faster on one reused buffer (docs/PERFORMANCE.md,
+// Only where a host runs more ranks than cores (CostInputs::oversubscribed), as those 4 ranks on 2 cores did. With a
+// core per rank (16 vCPUs) it had twoshot chosen at 32-128 KiB: there one launch's timing had the ring first at 64
+// KiB (19.8 us against twoshot's 22.9), and rd, rhd or the ring ran 1.11-1.47x faster in selector_perf. Unscaled, 32
+// KiB went to rd; 64-128 KiB, where twoshot times level, still went to it in some jobs (docs/PERFORMANCE.md,
 // "Twenty-third session").
 constexpr double kWarmTimingScale = 1.20;
 // What hier's allreduce timing counts for beside hier_leader's, across hosts of two ranks each
