@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -163,25 +164,30 @@ TEST(ForcedAlgorithms, SharedMemoryWithoutCrossMemoryAttach) { RunAll(false, 1, 
 TEST(ForcedAlgorithms, Tcp) { RunAll(true, 1); }
 TEST(ForcedAlgorithms, TwoHosts) { RunAll(false, 2); }
 
-// A communicator split from `comm` that runs the allreduce's twoshot and the others' oneshot; "" or why not.
-std::string SplitForcingTheWindowAlgorithms(strataComm_t comm, int r, strataComm_t* sub) {
-  strataConfig_t cfg = STRATA_CONFIG_INITIALIZER;
-  cfg.algorithm = "allreduce:twoshot;allgather:oneshot;reducescatter:oneshot";
-  if (strataCommSplit(comm, 0, r, sub, &cfg) != strataSuccess) return std::string("split: ") + strataGetLastError(comm);
-  return "";
+// Runs `body` on `nranks` ranks, each on a communicator split off that runs the allreduce's twoshot and the others'
+// oneshot, destroyed after it; the body returns "" or what went wrong.
+MpResult RunOnTheWindowAlgorithms(int nranks, const std::function<std::string(int, int, strataComm_t)>& body) {
+  MpOptions o;
+  o.nranks = nranks;
+  o.timeoutSec = 120;
+  return RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
+    strataConfig_t cfg = STRATA_CONFIG_INITIALIZER;
+    cfg.algorithm = "allreduce:twoshot;allgather:oneshot;reducescatter:oneshot";
+    strataComm_t sub = nullptr;
+    if (strataCommSplit(comm, 0, r, &sub, &cfg) != strataSuccess)
+      return std::string("split: ") + strataGetLastError(comm);
+    std::string err = body(r, n, sub);
+    if (strataCommDestroy(sub) != strataSuccess && err.empty()) err = "destroy failed";
+    return err;
+  });
 }
 
 // Peer-mapped windows are reused call after call (two halves in turn): hundreds of back-to-back one-
 // and two-shot calls with inputs that change every call must never read a peer's next or previous
 // call's data. Ranks run at different speeds (rank 0 sleeps now and then) to shake the timing.
 TEST(ForcedAlgorithms, WindowsReusedCallAfterCall) {
-  MpOptions o;
-  o.nranks = 4;
-  o.timeoutSec = 120;
-  MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
-    strataComm_t sub = nullptr;
-    std::string err = SplitForcingTheWindowAlgorithms(comm, r, &sub);
-    if (!err.empty()) return err;
+  MpResult res = RunOnTheWindowAlgorithms(4, [&](int r, int n, strataComm_t sub) -> std::string {
+    std::string err;
     const size_t count = 1001;
     std::vector<float> send(count * n), recv(count * n);
     for (int call = 0; call < 600 && err.empty(); ++call) {
@@ -215,7 +221,6 @@ TEST(ForcedAlgorithms, WindowsReusedCallAfterCall) {
                 std::to_string(recv[i]) + ", expected " + std::to_string(want);
       }
     }
-    if (strataCommDestroy(sub) != strataSuccess && err.empty()) err = "destroy failed";
     return err;
   });
   EXPECT_TRUE(res.ok()) << res.summary();
@@ -227,13 +232,8 @@ TEST(ForcedAlgorithms, WindowsReusedCallAfterCall) {
 // so that the parts are uneven; counts from 8 KiB to over a piece (256 KiB) and over the window.
 TEST(ForcedAlgorithms, CrossMemoryAttachCallAfterCall) {
   if (!CrossMemoryAttachWorks()) GTEST_SKIP() << "process_vm_readv/writev between processes is refused here";
-  MpOptions o;
-  o.nranks = 3;
-  o.timeoutSec = 120;
-  MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
-    strataComm_t sub = nullptr;
-    std::string err = SplitForcingTheWindowAlgorithms(comm, r, &sub);
-    if (!err.empty()) return err;
+  MpResult res = RunOnTheWindowAlgorithms(3, [&](int r, int n, strataComm_t sub) -> std::string {
+    std::string err;
     const size_t counts[] = {2049, 70001, 300001};
     const size_t most = 300001 * n;
     std::vector<float> sets[2][2] = {{std::vector<float>(most), std::vector<float>(most)},
@@ -253,7 +253,6 @@ TEST(ForcedAlgorithms, CrossMemoryAttachCallAfterCall) {
                                   what, &ran);
       if (err.empty() && ran != (c == FamilyColl::kAllReduce ? "twoshot" : "oneshot")) err = what + ": ran " + ran;
     }
-    if (strataCommDestroy(sub) != strataSuccess && err.empty()) err = "destroy failed";
     return err;
   });
   EXPECT_TRUE(res.ok()) << res.summary();
@@ -272,13 +271,8 @@ int64_t PeakResidentBytes() {
 // 8 MiB.
 TEST(ForcedAlgorithms, CrossMemoryAttachPlansShareTheirPieceBuffer) {
   if (!CrossMemoryAttachWorks()) GTEST_SKIP() << "process_vm_readv/writev between processes is refused here";
-  MpOptions o;
-  o.nranks = 2;
-  o.timeoutSec = 120;
-  MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
-    strataComm_t sub = nullptr;
-    std::string err = SplitForcingTheWindowAlgorithms(comm, r, &sub);
-    if (!err.empty()) return err;
+  MpResult res = RunOnTheWindowAlgorithms(2, [&](int r, int n, strataComm_t sub) -> std::string {
+    std::string err;
     const size_t first = 70001, step = 1001, calls = 160;
     std::vector<float> a(first + step * calls), b(a.size());
     auto in = [](int q, size_t i) { return static_cast<float>((q + 1) * 100 + static_cast<int>(i % 7)); };
@@ -294,7 +288,6 @@ TEST(ForcedAlgorithms, CrossMemoryAttachPlansShareTheirPieceBuffer) {
     const int64_t grew = PeakResidentBytes() - before;
     if (err.empty() && grew > (8 << 20))
       err = std::to_string(calls - 1) + " more plans added " + std::to_string(grew >> 10) + " KiB of resident memory";
-    if (strataCommDestroy(sub) != strataSuccess && err.empty()) err = "destroy failed";
     return err;
   });
   EXPECT_TRUE(res.ok()) << res.summary();

@@ -139,19 +139,24 @@ TEST(SharedBuffers, ABufferSmallerThanTheCountIsRefused) {
   EXPECT_TRUE(res.ok()) << res.summary();
 }
 
+// Three ranks whose selector is the model alone (the ring at 24 and 48 MiB), with STRATA_HUGE_PAGES=`after`.
+MpOptions HugePageRanks(int after) {
+  MpOptions o;
+  o.nranks = 3;
+  o.timeoutSec = 240;
+  o.beforeInit = [after](int) {
+    setenv("STRATA_CALIBRATE", "0", 1);
+    setenv("STRATA_HUGE_PAGES", std::to_string(after).c_str(), 1);
+  };
+  return o;
+}
+
 // Ordinary (malloc) buffers on huge pages after STRATA_HUGE_PAGES calls: from that call on, the 24 MiB allreduce whose
 // selector's plan is the ring runs twoshot in place, results checked against float64 sums each call; a rank that
 // passes new buffers keeps every rank on the ring until its own have been passed as often; with 0, never.
 void RunHugePageCalls(int after) {
   if (!CrossMemoryAttachWorks()) GTEST_SKIP() << "process_vm_readv/writev between processes is refused here";
-  MpOptions o;
-  o.nranks = 3;
-  o.timeoutSec = 240;
-  o.beforeInit = [after](int) {
-    setenv("STRATA_CALIBRATE", "0", 1);  // the model alone: the ring at this size
-    setenv("STRATA_HUGE_PAGES", std::to_string(after).c_str(), 1);
-  };
-  MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
+  MpResult res = RunRanks(HugePageRanks(after), [&](int r, int n, strataComm_t comm) -> std::string {
     const size_t count = 6300001;  // 24 MiB and 4 bytes: whole 2 MiB stretches hold 11/12 of each buffer or more
     std::vector<float> a(count), b(count), newA, newB;
     const bool collapses = after > 0 && KernelCollapsesHugePages();
@@ -184,14 +189,7 @@ void RunHugePageCalls(int after) {
 // call, so the fourth runs twoshot in place. Every result checked against float64 sums.
 TEST(HugePages, LargeBuffersMoveWhenPassedInPlace) {
   if (!CrossMemoryAttachWorks()) GTEST_SKIP() << "process_vm_readv/writev between processes is refused here";
-  MpOptions o;
-  o.nranks = 3;
-  o.timeoutSec = 240;
-  o.beforeInit = [](int) {
-    setenv("STRATA_CALIBRATE", "0", 1);  // the model alone: the ring at this size
-    setenv("STRATA_HUGE_PAGES", "3", 1);
-  };
-  MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
+  MpResult res = RunRanks(HugePageRanks(3), [&](int r, int n, strataComm_t comm) -> std::string {
     const size_t count = 12600001;  // 48 MiB and 4 bytes: 23 whole 2 MiB stretches at least
     std::vector<float> a(count), b(count);
     const bool collapses = KernelCollapsesHugePages();
