@@ -87,6 +87,11 @@ bool AlgoSelector::smallSizeAlgo(CollKind kind, uint64_t bytes, AlgoId* keep, bo
   switch (kind) {
     case CollKind::AllReduce:
       if (fits && in_.nranks == 2 && bytes <= kTwoRankOneshotAllReduceBytes) return true;
+      if (corePerRankWindowKeeps(kind, bytes)) {
+        if (bytes > kCorePerRankOneshotAllReduceBytes && estimateUs(AlgoId::TwoShot, kind, bytes) >= 0)
+          *keep = AlgoId::TwoShot;
+        return true;
+      }
       *outright = false;
       if (!fits || !oneHostOfThreeOrMore()) *keep = AlgoId::Rd;
       return true;
@@ -97,6 +102,12 @@ bool AlgoSelector::smallSizeAlgo(CollKind kind, uint64_t bytes, AlgoId* keep, bo
     default:
       return false;
   }
+}
+
+bool AlgoSelector::corePerRankWindowKeeps(CollKind kind, uint64_t bytes) const {
+  return kind == CollKind::AllReduce && bytes <= kSmallAllReduceBytes && oneHostOfThreeOrMore() &&
+         in_.nranks <= kCorePerRankWindowMaxRanks && !in_.oversubscribed &&
+         estimateUs(AlgoId::OneShot, kind, bytes) >= 0;
 }
 
 uint64_t ClassBytes(uint64_t bytes) {
@@ -134,7 +145,7 @@ std::vector<AlgoId> AlgoSelector::candidates(CollKind kind, uint64_t bytes) cons
   // Rooted collectives are not timed: their leaves can run calls ahead of the root through the FIFOs, so a rank's
   // time per call does not show the collective's.
   if (kind == CollKind::Broadcast || kind == CollKind::Reduce) return out;
-  if (pickUs < 0 || at == 0) return out;
+  if (pickUs < 0 || at == 0 || corePerRankWindowKeeps(kind, at)) return out;
   if (at < measureMinBytes()) {
     if (smallOverridesRd(kind, at, pick)) out.push_back(AlgoId::Rd);
     return out;

@@ -45,7 +45,8 @@ class AlgoSelector {
   // kWindowAlgoSelectMaxBytes oneshot and twoshot where they fit up to the largest class the allreduce's twoshot fits
   // (the model cannot rank them there; never otherwise; an allgather's and a reduce-scatter's oneshot alone, wherever
   // it fits), and across hosts hier_leader (timedWherever). Only
-  // the model's choice below measureMinBytes(), for the empty buffer (nothing moves) and for broadcast and reduce; but
+  // the model's choice below measureMinBytes(), for the empty buffer (nothing moves), for broadcast and reduce, and
+  // where corePerRankWindowKeeps; but
   // across hosts a small allreduce whose model's choice is not rd has rd beside it (smallOverridesRd). (Whether the
   // candidates' timing fits kMeasureBudgetUs is the caller's to decide.)
   std::vector<AlgoId> candidates(CollKind kind, uint64_t bytes) const;
@@ -62,10 +63,14 @@ class AlgoSelector {
   // Whether a small call of `kind` (up to kSmallAllReduceBytes) has an algorithm that keeps it, which (`keep`), and
   // whether it keeps it whatever the estimates (`outright`) or unless another's estimate beats its own by
   // kSmallAllReduceMargin. An allreduce: oneshot outright on one host of 2 ranks where it fits, up to
-  // kTwoRankOneshotAllReduceBytes; oneshot by the margin on one host of three ranks or more where it fits; else rd by
-  // the margin. A reduce-scatter (an allgather: up to kSmallAllGatherBytes): oneshot outright on one host where it
-  // fits, none elsewhere. None for the other collectives.
+  // kTwoRankOneshotAllReduceBytes; oneshot or twoshot outright where corePerRankWindowKeeps; oneshot by the margin
+  // on one host of three ranks or more where it fits; else rd by the margin. A reduce-scatter (an allgather: up to
+  // kSmallAllGatherBytes): oneshot outright on one host where it fits, none elsewhere. None for the other collectives.
   bool smallSizeAlgo(CollKind kind, uint64_t bytes, AlgoId* keep, bool* outright) const;
+  // Whether a small allreduce (up to kSmallAllReduceBytes) runs a window algorithm outright and untimed: on one host
+  // of 3 to kCorePerRankWindowMaxRanks ranks with a core each (not CostInputs::oversubscribed), where oneshot fits.
+  // oneshot up to kCorePerRankOneshotAllReduceBytes, twoshot above (oneshot where twoshot does not fit).
+  bool corePerRankWindowKeeps(CollKind kind, uint64_t bytes) const;
   // The least size class whose candidates are timed: kOneHostMeasureMinBytes on one host of three ranks or more,
   // kNetworkMeasureMinBytes across hosts whose network is not link-bound (CostInputs::interLinkBound), else
   // kMeasureMinBytes.
@@ -203,6 +208,17 @@ constexpr uint64_t kSmallAllGatherBytes = 2 << 10;
 // session" and "Nineteenth session").
 constexpr uint64_t kTwoRankOneshotAllReduceBytes = 1 << 10;
 constexpr double kSmallAllReduceMargin = 1.25;
+// On one host of 3 to kCorePerRankWindowMaxRanks ranks, each with a core of its own, an allreduce up to
+// kSmallAllReduceBytes runs oneshot up to kCorePerRankOneshotAllReduceBytes and twoshot above, whatever the model
+// estimates, and its classes are not timed. There the window algorithms exchange once through shared memory where rd
+// hands off log2(p) times, and twoshot reads 1/p of what oneshot reads. The calibration times the small calls at one
+// size (16-32 B), where rd and oneshot ran level, and the model's per-byte terms gave rd 1-4 KiB on 8 ranks. On a
+// machine with 16 vCPUs, selector_perf with the model's choices had 0, 1, 0 sizes of 12 (8 B - 16 KiB) over 1.10x the
+// best forced algorithm on 4 ranks and 4, 2, 3 on 8 ranks (rd at 256 B - 4 KiB, 1.14-1.39x); with this rule 0, 0, 0
+// and 0, 1, 1 (the 4 KiB class, then still timed, given to rd) (docs/PERFORMANCE.md, "Twenty-fourth session"). Only
+// 4 and 8 ranks were measured; beyond 8 the model decides.
+constexpr uint64_t kCorePerRankOneshotAllReduceBytes = 1 << 10;
+constexpr int kCorePerRankWindowMaxRanks = 8;
 
 // What serves `kind` when the model finds nothing: the foundation's ring, chain or pairwise.
 AlgoId DefaultAlgo(CollKind kind);

@@ -38,6 +38,11 @@ TEST(Selector, SizeClassesAreCentredOnPowersOfTwo) {
 // Where the reference below lets oneshot keep the small allreduces and times from 4 KiB.
 bool OneHostOfThreeOrMore(const CostInputs& in) { return in.nhosts == 1 && in.nranks >= 3; }
 
+bool CorePerRankWindowsKeep(CollKind kind, uint64_t bytes, const CostInputs& in) {
+  return kind == CollKind::AllReduce && bytes <= 4096 && OneHostOfThreeOrMore(in) && in.nranks <= 8 &&
+         !in.oversubscribed && EstimateUs("oneshot", kind, bytes, in) >= 0;
+}
+
 // The brute-force answer: every implemented algorithm of the table costed at 2^k, the cheapest kept.
 AlgoId Cheapest(CollKind kind, uint64_t bytes, const CostInputs& in) {
   AlgoId best = DefaultAlgo(kind);
@@ -66,6 +71,12 @@ AlgoId Cheapest(CollKind kind, uint64_t bytes, const CostInputs& in) {
        (kind == CollKind::AllReduce && in.nranks == 2 && bytes <= 1024)) &&
       oneshotFits) {
     keep = "oneshot";
+    outright = true;
+  }
+  // On one host of 3 to 8 ranks with a core each, where oneshot fits, oneshot keeps the allreduces up to 1 KiB and
+  // twoshot (where it fits) those up to 4 KiB, outright.
+  if (CorePerRankWindowsKeep(kind, bytes, in)) {
+    keep = bytes > 1024 && EstimateUs("twoshot", kind, bytes, in) >= 0 ? "twoshot" : "oneshot";
     outright = true;
   }
   AlgoId keepId;
@@ -146,8 +157,26 @@ CostInputs WindowsHost(int ranks, LinkCost intra, double reduceGBs, double copyG
 }
 
 // 4 ranks (or `ranks`) on one host with peer-mapped windows, as the development VM calibrates 4: rd and rhd within a
-// few percent of each other from 64 KiB to 1 MiB.
-CostInputs OneHostWindows(int ranks = 4) { return WindowsHost(ranks, {11.6, 11.4}, 40, 58, 1.13, 0.81); }
+// few percent of each other from 64 KiB to 1 MiB. Over 2 ranks, more than its 2 cores.
+CostInputs OneHostWindows(int ranks = 4) {
+  CostInputs in = WindowsHost(ranks, {11.6, 11.4}, 40, 58, 1.13, 0.81);
+  in.oversubscribed = ranks > 2;
+  return in;
+}
+
+// The same ranks, each with a core of its own.
+CostInputs CorePerRank(CostInputs in) {
+  in.oversubscribed = false;
+  return in;
+}
+
+// 8 ranks on one host of 16 vCPUs, as a launch there calibrated them (`stratarun -n 8 strata-info --algos`,
+// docs/PERFORMANCE.md "Twenty-fourth session").
+CostInputs EightRanksWithACoreEach() {
+  CostInputs in = WindowsHost(8, {0.64, 3.69}, 7.52, 21.93, 1.00, 0.60);
+  in.smallUs = {{"direct", 3.8}, {"oneshot", 2.4}, {"rd", 2.7}, {"ring", 8.9}, {"tree", 5.2}, {"twoshot", 4.3}};
+  return in;
+}
 
 // 2 ranks on one host with peer-mapped windows, as the development VM's calibration measured them
 // (`stratarun -n 2 strata-info --algos`, docs/PERFORMANCE.md "Eighteenth session").
@@ -173,7 +202,8 @@ TEST(Selector, PicksTheCheapestImplementedAlgorithmOfEveryCollective) {
        {Shape(1, 2, 0), Shape(1, 8, 0), Shape(2, 2, 0.125), Shape(4, 1, 1.25), Shape(2, 4, 0.125), OneHostWindows(2),
         OneHostWindows(), TwoRanksAsTheVmCalibrates(), WithCrossMemoryAttach(TwoRanksAsTheVmCalibrates()),
         WithCrossMemoryAttach(OneHostWindows()), WithCrossMemoryAttach(TwoRanksAsTheVmCalibrates(), 0.6),
-        WithCrossMemoryAttach(OneHostWindows(), 0.6)}) {
+        WithCrossMemoryAttach(OneHostWindows(), 0.6), CorePerRank(OneHostWindows()), EightRanksWithACoreEach(),
+        WithCrossMemoryAttach(EightRanksWithACoreEach(), 0.6)}) {
     AlgoSelector sel(in);
     for (int k = 0; k < kNumCollKinds; ++k) {
       const CollKind kind = static_cast<CollKind>(k);
@@ -198,7 +228,8 @@ std::vector<AlgoId> CloseByBruteForce(CollKind kind, uint64_t bytes, const CostI
   const AlgoId pick = Cheapest(kind, bytes, in);
   const double pickUs = EstimateUs(GetAlgoInfo(pick).name, kind, bytes, in);
   std::vector<AlgoId> out = {pick};
-  if (pickUs < 0 || kind == CollKind::Broadcast || kind == CollKind::Reduce) return out;
+  if (pickUs < 0 || kind == CollKind::Broadcast || kind == CollKind::Reduce || CorePerRankWindowsKeep(kind, bytes, in))
+    return out;
   const uint64_t timedFrom = OneHostOfThreeOrMore(in) ? 4096u : in.nhosts > 1 && !in.interLinkBound ? 8192u : 16384u;
   if (bytes < timedFrom) {
     // Across hosts a small allreduce, allgather or reduce-scatter the model gives to another algorithm is timed against
@@ -285,6 +316,43 @@ TEST(Selector, OnOneHostOfThreeRanksOrMoreOneshotKeepsTheSmallAllReduces) {
   // No windows, or more than one host: rd. (Two ranks: the next test.)
   for (const CostInputs& other : {WithoutWindows(OneHostWindows()), Shape(2, 2, 1.25)})
     ExpectRdKeepsTheSmallAllReduces(other);
+}
+
+// On one host of 3 to 8 ranks with a core each, oneshot keeps the allreduces up to 1 KiB and twoshot those up to
+// 4 KiB, outright and untimed: on 16 vCPUs the model and the 4 KiB class's timing gave rd 256 B - 4 KiB on 8 ranks,
+// where oneshot or twoshot ran 1.14-1.39x faster in selector_perf (docs/PERFORMANCE.md, "Twenty-fourth session").
+TEST(Selector, WithACorePerRankTheWindowAlgorithmsKeepTheSmallAllReducesOutright) {
+  const CostInputs eight = EightRanksWithACoreEach();
+  AlgoSelector sel(eight);
+  // The model alone gives rd 2 KiB past the small-size margin.
+  EXPECT_LT(kSmallAllReduceMargin * sel.estimateUs(AlgoId::Rd, CollKind::AllReduce, 2048),
+            sel.estimateUs(AlgoId::OneShot, CollKind::AllReduce, 2048));
+  for (uint64_t bytes : {8u, 256u, 1024u, 2048u, 4096u}) {
+    const AlgoId want = bytes <= 1024 ? AlgoId::OneShot : AlgoId::TwoShot;
+    AlgoId keep;
+    bool outright = false;
+    ASSERT_TRUE(sel.smallSizeAlgo(CollKind::AllReduce, bytes, &keep, &outright)) << bytes;
+    EXPECT_EQ(keep, want) << bytes;
+    EXPECT_TRUE(outright) << bytes;
+    EXPECT_EQ(sel.choose(CollKind::AllReduce, bytes), want) << bytes;
+    EXPECT_EQ(sel.candidates(CollKind::AllReduce, bytes), std::vector<AlgoId>{want}) << bytes;
+  }
+  EXPECT_GE(sel.candidates(CollKind::AllReduce, 8192).size(), 2u);  // timed from 8 KiB
+  // The other collectives keep their own rules.
+  EXPECT_FALSE(sel.corePerRankWindowKeeps(CollKind::AllGather, 2048));
+  // More ranks than cores, more than 8 ranks, or no windows: as before, oneshot or rd by the margin.
+  CostInputs shared = eight, sixteen = WindowsHost(16, {0.64, 3.69}, 7.52, 21.93, 1.00, 0.60);
+  shared.oversubscribed = true;
+  sixteen.smallUs = eight.smallUs;
+  for (const CostInputs& in : {shared, sixteen, WithoutWindows(eight)}) {
+    AlgoSelector other(in);
+    AlgoId keep;
+    bool outright = true;
+    EXPECT_FALSE(other.corePerRankWindowKeeps(CollKind::AllReduce, 2048)) << in.nranks;
+    ASSERT_TRUE(other.smallSizeAlgo(CollKind::AllReduce, 2048, &keep, &outright));
+    EXPECT_FALSE(outright) << in.nranks;
+    EXPECT_NE(other.choose(CollKind::AllReduce, 2048), AlgoId::TwoShot) << in.nranks;
+  }
 }
 
 // On one host of 2 ranks oneshot keeps the allreduces up to 1 KiB outright, and rd keeps them above by the margin:
@@ -398,7 +466,9 @@ TEST(Selector, CandidatesAreTheModelsChoiceAndItsCloseRivals) {
   for (const CostInputs& in :
        {Shape(1, 2, 0), Shape(1, 8, 0), Shape(2, 2, 0.125), Shape(4, 1, 1.25), Shape(2, 4, 1.25), Shape(2, 2, 0.77),
         OneHostWindows(), WithCrossMemoryAttach(OneHostWindows()), WithCrossMemoryAttach(TwoRanksAsTheVmCalibrates()),
-        WithCrossMemoryAttach(TwoRanksAsTheVmCalibrates(), 0.6), WithCrossMemoryAttach(OneHostWindows(), 0.6)}) {
+        WithCrossMemoryAttach(TwoRanksAsTheVmCalibrates(), 0.6), WithCrossMemoryAttach(OneHostWindows(), 0.6),
+        CorePerRank(OneHostWindows()), EightRanksWithACoreEach(),
+        WithCrossMemoryAttach(EightRanksWithACoreEach(), 0.6)}) {
     AlgoSelector sel(in);
     for (int k = 0; k < kNumCollKinds; ++k) {
       const CollKind kind = static_cast<CollKind>(k);
@@ -699,7 +769,7 @@ TEST(Selector, AcrossHostsASmallAllreduceTakenFromRdIsTimedAgainstIt) {
 TEST(Selector, OnOneHostOfThreeRanksOrMoreTheTimedClassesStartAt4KiB) {
   // 8 ranks on the 2-core development VM as one launch calibrated them: that launch's model gave 4 KiB and 8 KiB to rd
   // (before oneshot kept the small sizes, below), and its timings (below) ran oneshot 2.03x and 1.96x faster.
-  CostInputs in = WindowsHost(8, {21.24, 0.71}, 13.55, 22.03, 0.67, 0.87);
+  CostInputs in = Oversubscribed(WindowsHost(8, {21.24, 0.71}, 13.55, 22.03, 0.67, 0.87));
   in.smallUs = {{"direct", 65.5}, {"oneshot", 52.0}, {"rd", 86.9}, {"ring", 297.4}, {"tree", 315.5}, {"twoshot", 99.4}};
   AlgoSelector eight(in);
   EXPECT_EQ(eight.measureMinBytes(), 4096u);
