@@ -41,7 +41,7 @@ struct CostInputs {
   bool peerMapped = false;             // ranks of a host can read each other's buffers (oneshot/twoshot)
   uint64_t windowBytes = 0;            // what one rank's window holds: larger buffers cannot go one/two-shot
   // ...unless the ranks reach each other's buffers by cross-memory attach (PlanGeometry::peerAccess): then one/two-shot
-  // copy in place from kPeerAccessMinBytes on, whatever the window holds.
+  // copy in place from PeerAccessMinBytes on, whatever the window holds.
   bool peerAccess = false;
   // The in-place algorithms' per-byte cost as a multiple of the ring's, measured by the calibration with the
   // allreduce's twoshot at `peerScaleBytes` (0: not measured; the model then prices their bytes at the link's rate and
@@ -90,7 +90,7 @@ std::string DescribeCostInputs(const CostInputs& in);
 // reduce-scatter's: at least 1 at every size.
 double PeerScaleAt(const CostInputs& in, CollKind kind, double bytes);
 // Whether `algorithm` copies in place between the ranks' buffers for `kind` on `bytes` (cross-memory attach): the
-// allreduce's twoshot, the allgather's and reduce-scatter's oneshot, from kPeerAccessMinBytes or beyond the window.
+// allreduce's twoshot, the allgather's and reduce-scatter's oneshot, from PeerAccessMinBytes or beyond the window.
 bool CopiesInPlace(const CostInputs& in, const std::string& algorithm, CollKind kind, double bytes);
 
 // rd's and rhd's per-byte scale for a vector of `bytes` (see CostInputs::recursiveScale). On two ranks rhd's halving

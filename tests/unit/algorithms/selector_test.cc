@@ -51,8 +51,14 @@ AlgoId Cheapest(CollKind kind, uint64_t bytes, const CostInputs& in) {
     if (!a.implemented || !AlgoServes(a.id, kind)) continue;
     // Offered up to 8 KiB, and above where they copy in place at a measured scale (twoshot's allreduce, the others'
     // oneshot).
+    // In place from 8 KiB (the allreduce on three ranks or more from 128 KiB) or beyond the window.
+    const uint64_t from = kind == CollKind::AllReduce && in.nranks > 2 ? 128 << 10 : 8 << 10;
+    const uint64_t published = kind == CollKind::AllReduce   ? 2 * bytes
+                               : kind == CollKind::AllGather ? bytes / in.nranks
+                                                             : bytes;
     const bool measuredInPlace = in.peerAccess && in.peerScale > 0 && in.nhosts == 1 &&
-                                 (kind == CollKind::AllReduce ? a.id == AlgoId::TwoShot : a.id == AlgoId::OneShot);
+                                 (kind == CollKind::AllReduce ? a.id == AlgoId::TwoShot : a.id == AlgoId::OneShot) &&
+                                 (bytes >= from || published > in.windowBytes);
     if ((a.id == AlgoId::OneShot || a.id == AlgoId::TwoShot) && bytes > 8192 && !measuredInPlace) continue;
     const double t = EstimateUs(a.name, kind, bytes, in);
     if (t >= 0 && (bestUs < 0 || t < bestUs)) {
