@@ -38,11 +38,14 @@ inline uint64_t RecvElems(const CollDesc& d, int nranks) {
 // costs less than the system calls (2 ranks, twoshot: 2.1-2.4 us by cross-memory attach up to 8 KiB, 0.6-3.0 us
 // through the window; 2.8 us and 4.9 us at 16 KiB).
 constexpr uint64_t kPeerAccessMinBytes = 8 << 10;
-// The allreduce's twoshot on three ranks or more copies in place from this size instead: there a call makes 2(p-1)
-// system calls, each a few microseconds, and through the window twoshot ran faster up to 64 KiB and level at 128 KiB
-// (4 ranks, 8 KiB: 5.0 us through the window against 14.2 in place with a core per rank, 30.3 against 47.4 on the
-// 2-core VM; 128 KiB: 40.3 against 37.3, 75.8 against 76.9; 8 ranks with a core each, 64 KiB: 34.3 against 44.3;
-// docs/PERFORMANCE.md, "Twenty-fourth session").
+// On three ranks or more the plans copy in place from this size instead: there a call makes p-1 system calls (the
+// allgather's writes, the reduce-scatter's reads) or 2(p-1) (the allreduce's twoshot), each a few microseconds.
+// Through the window twoshot ran faster up to 64 KiB and level at 128 KiB (4 ranks, 8 KiB: 5.0 us through the window
+// against 14.2 in place with a core per rank, 30.3 against 47.4 on the 2-core VM; 128 KiB: 40.3 against 37.3, 75.8
+// against 76.9; 8 ranks with a core each, 64 KiB: 34.3 against 44.3), and the allgather's and reduce-scatter's
+// oneshot faster up to 32 KiB on every machine, at 64 KiB on all but 4 ranks with a core each (the allgather 13.7
+// us through the window against 10.3), and from 128 KiB faster in place with a core per rank on 4 ranks (1.09-1.6x),
+// through the window on 8 ranks and on the VM (1.1-1.5x) (docs/PERFORMANCE.md, "Twenty-fourth session").
 constexpr uint64_t kPeerAccessManyRanksMinBytes = 128 << 10;
 // What those plans reduce or write of their peers' buffers at a time: small enough to stay in cache between the reads
 // and the writes (a 2-process prototype of the allreduce at 1-16 MiB: 256 KiB pieces 1.14-1.31x faster than 64 KiB).
@@ -54,20 +57,19 @@ constexpr uint64_t kPeerPieceBytes = 256 << 10;
 // of that VM at 16-256 MiB, twoshot on such buffers took 0.5-0.8x the ring's time.
 constexpr uint64_t kSharedBufferAgreeMinBytes = 4 << 20;
 
-// The least size (as above) from which the one/two-shot plans of `kind` on `nranks` copy in place:
-// kPeerAccessManyRanksMinBytes for an allreduce on three ranks or more, else kPeerAccessMinBytes.
-inline uint64_t PeerAccessMinBytes(CollKind kind, int nranks) {
-  return kind == CollKind::AllReduce && nranks > 2 ? kPeerAccessManyRanksMinBytes : kPeerAccessMinBytes;
+// The least size (as above) from which the one/two-shot plans on `nranks` copy in place: kPeerAccessMinBytes on 2
+// ranks, kPeerAccessManyRanksMinBytes on three or more.
+inline uint64_t PeerAccessMinBytes(int nranks) {
+  return nranks > 2 ? kPeerAccessManyRanksMinBytes : kPeerAccessMinBytes;
 }
 
-// Whether the one/two-shot plans of `kind` on `nranks` whose whole vector is `bytes` (as above), and whose window would
-// hold `published` bytes, copy in place: where the ranks reach each other's buffers (`peerAccess`, with windows for
-// their flags), from PeerAccessMinBytes on and wherever the window is too small. The plans and the cost model both ask.
-inline bool CopiesInPlaceAt(bool peerAccess, uint64_t windowBytes, CollKind kind, int nranks, double bytes,
-                            double published) {
+// Whether the one/two-shot plans on `nranks` of a collective whose whole vector is `bytes` (as above), and whose window
+// would hold `published` bytes, copy in place: where the ranks reach each other's buffers (`peerAccess`, with windows
+// for their flags), from PeerAccessMinBytes on and wherever the window is too small. The plans and the cost model both
+// ask.
+inline bool CopiesInPlaceAt(bool peerAccess, uint64_t windowBytes, int nranks, double bytes, double published) {
   return peerAccess && windowBytes > 0 &&
-         (bytes >= static_cast<double>(PeerAccessMinBytes(kind, nranks)) ||
-          published > static_cast<double>(windowBytes));
+         (bytes >= static_cast<double>(PeerAccessMinBytes(nranks)) || published > static_cast<double>(windowBytes));
 }
 
 // The shape of the connections the plan will run over, identical on every rank (rank 0's values).

@@ -9,7 +9,7 @@
 // the two halves of each window in turn: a rank rewrites a half only after every peer has signalled
 // the following call, by which time they have finished reading it.
 // Where the ranks reach each other's memory by cross-memory attach (PlanGeometry::peerAccess), buffers from
-// PeerAccessMinBytes (8 KiB; the allreduce on three ranks or more 128 KiB), or larger than the window, go in place:
+// PeerAccessMinBytes (8 KiB on 2 ranks, 128 KiB on more), or larger than the window, go in place:
 // every rank publishes its call's buffers with its first flag, then reads its part of the peers' inputs and writes what
 // it computed into their outputs, a piece at a time so that the piece is still in cache when it goes out (the
 // allreduce's one-shot would read every peer's whole buffer: it stays with the window). Its second flag says that it is
@@ -125,7 +125,7 @@ Plan OneShotPlan(const CollDesc& desc, const PlanGeometry& geo) {
   const double esize = static_cast<double>(DataTypeSize(desc.dtype));
   const double whole = static_cast<double>(desc.kind == CollKind::AllReduce ? c : c * n) * esize;
   if (desc.kind != CollKind::AllReduce &&
-      CopiesInPlaceAt(geo.peerAccess, geo.windowBytes, desc.kind, n, whole, static_cast<double>(published) * esize))
+      CopiesInPlaceAt(geo.peerAccess, geo.windowBytes, n, whole, static_cast<double>(published) * esize))
     return PeerAccessPlan("oneshot", desc, geo, published);
   if (!FitsWindow(geo, published, desc.dtype)) return FallbackPlan(desc, geo);
   Plan plan = NewPlan("oneshot", desc, geo);
@@ -155,7 +155,7 @@ Plan TwoShotPlan(const CollDesc& desc, const PlanGeometry& geo) {
   const uint64_t c = desc.count;
   if (n == 1) return SingleRankPlan(desc, geo, c);
   const double bytes = static_cast<double>(c * DataTypeSize(desc.dtype));
-  if (CopiesInPlaceAt(geo.peerAccess, geo.windowBytes, desc.kind, n, bytes, 2 * bytes))
+  if (CopiesInPlaceAt(geo.peerAccess, geo.windowBytes, n, bytes, 2 * bytes))
     return PeerAccessPlan("twoshot", desc, geo, c);
   if (!FitsWindow(geo, 2 * c, desc.dtype)) return FallbackPlan(desc, geo);
   Plan plan = NewPlan("twoshot", desc, geo);

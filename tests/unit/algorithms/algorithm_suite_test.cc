@@ -160,8 +160,8 @@ TEST(AlgorithmSuite, CrossMemoryAttachPlans) {
               RunCase(Desc(kind, count, n, t, op), geo, inPlace, Force(kind, id), &ran);
               if (::testing::Test::HasFatalFailure()) return;
               // Below the size, the window (4096 bytes here) where it fits.
-              const bool viaWindow = whole < PeerAccessMinBytes(kind, n) &&
-                                     whole * (kind == CollKind::AllReduce ? 2 : 1) <= geo.windowBytes;
+              const bool viaWindow =
+                  whole < PeerAccessMinBytes(n) && whole * (kind == CollKind::AllReduce ? 2 : 1) <= geo.windowBytes;
               if (count > 0 && !viaWindow) {
                 ASSERT_EQ(ran, GetAlgoInfo(id).name) << CollKindName(kind) << " n=" << n << " count " << count;
                 const Plan plan = BuildPlanWith(id, Desc(kind, count, n, t, op), [&] {
@@ -180,8 +180,8 @@ TEST(AlgorithmSuite, CrossMemoryAttachPlans) {
   }
 }
 
-// Where the window holds the call, the allreduce's twoshot copies in place from 8 KiB on 2 ranks and from 128 KiB on
-// three or more (2(p-1) system calls a call); the allgather's and reduce-scatter's oneshot from 8 KiB on any.
+// Where the window holds the call, the allreduce's twoshot and the allgather's and reduce-scatter's oneshot copy in
+// place from 8 KiB on 2 ranks and from 128 KiB on three or more (p-1 or 2(p-1) system calls a call).
 TEST(AlgorithmSuite, CrossMemoryAttachFromItsSizeOnwards) {
   for (int n : {2, 3, 4, 8}) {
     PlanGeometry geo = TinyGeometry(n, 1);
@@ -189,8 +189,8 @@ TEST(AlgorithmSuite, CrossMemoryAttachFromItsSizeOnwards) {
     geo.windowBytes = 4 << 20;
     geo.rank = n - 1;
     for (CollKind kind : {CollKind::AllReduce, CollKind::AllGather, CollKind::ReduceScatter}) {
-      const uint64_t from = kind == CollKind::AllReduce && n > 2 ? 128 << 10 : 8 << 10;
-      EXPECT_EQ(PeerAccessMinBytes(kind, n), from);
+      const uint64_t from = n > 2 ? 128 << 10 : 8 << 10;
+      EXPECT_EQ(PeerAccessMinBytes(n), from);
       const AlgoId id = kind == CollKind::AllReduce ? AlgoId::TwoShot : AlgoId::OneShot;
       const uint64_t per = kind == CollKind::AllReduce ? 1 : n;  // the whole vector's elements per count
       const uint64_t at = (from + 4 * per - 1) / (4 * per);      // the least count whose whole vector reaches `from`
