@@ -126,7 +126,7 @@ for part in "$@"; do
           $quiet "$bin/stratarun" -n 2 "$bin/all_reduce_perf" -b "$s" -e "$s" -n 20 -w 3 -R $reg \
             >> "$out/${name}_strata_$r.txt"
         done
-        $quiet "${mpirun[@]}" /tmp/strata-bench/mpi_allreduce_perf -b 1048576 -e 268435456 -f 2 \
+        $quiet "${mpirun[@]}" "$mpi_tool" -b 1048576 -e 268435456 -f 2 \
           > "$out/${name}_ompi_$r.txt" 2>&1
       done
       python3 perf/summarize_tables.py --factor 1 --sizes 1M,2M,4M,8M,16M,32M,64M,128M,256M \
@@ -147,7 +147,7 @@ for part in "$@"; do
               -w 3 >> "$out/stores_${mode}_$r.txt"
           done
           bytes=$(numfmt --from=iec "$s")
-          $quiet "${mpirun[@]}" /tmp/strata-bench/mpi_allreduce_perf -b "$bytes" -e "$bytes" \
+          $quiet "${mpirun[@]}" "$mpi_tool" -b "$bytes" -e "$bytes" \
             >> "$out/stores_openmpi_$r.txt" 2>&1
         done
         python3 perf/summarize_tables.py --factor 1 --sizes "$(IFS=,; echo "${sizes[*]}")" \
