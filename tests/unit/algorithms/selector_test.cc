@@ -170,16 +170,20 @@ CostInputs OneHostWindows(int ranks = 4) {
   return in;
 }
 
-// The same ranks, each with a core of its own.
+// The same ranks, each with a core of its own, or more of them than cores.
 CostInputs CorePerRank(CostInputs in) {
   in.oversubscribed = false;
   return in;
 }
+CostInputs Oversubscribed(CostInputs in) {
+  in.oversubscribed = true;
+  return in;
+}
 
-// 8 ranks on one host of 16 vCPUs, as a launch there calibrated them (`stratarun -n 8 strata-info --algos`,
-// docs/PERFORMANCE.md "Twenty-fourth session").
-CostInputs EightRanksWithACoreEach() {
-  CostInputs in = WindowsHost(8, {0.64, 3.69}, 7.52, 21.93, 1.00, 0.60);
+// 8 ranks (or `ranks`) on one host of 16 vCPUs, as a launch of 8 there calibrated them (`stratarun -n 8 strata-info
+// --algos`, docs/PERFORMANCE.md "Twenty-fourth session").
+CostInputs EightRanksWithACoreEach(int ranks = 8) {
+  CostInputs in = WindowsHost(ranks, {0.64, 3.69}, 7.52, 21.93, 1.00, 0.60);
   in.smallUs = {{"direct", 3.8}, {"oneshot", 2.4}, {"rd", 2.7}, {"ring", 8.9}, {"tree", 5.2}, {"twoshot", 4.3}};
   return in;
 }
@@ -347,10 +351,7 @@ TEST(Selector, WithACorePerRankTheWindowAlgorithmsKeepTheSmallAllReducesOutright
   // The other collectives keep their own rules.
   EXPECT_FALSE(sel.corePerRankWindowKeeps(CollKind::AllGather, 2048));
   // More ranks than cores, more than 8 ranks, or no windows: as before, oneshot or rd by the margin.
-  CostInputs shared = eight, sixteen = WindowsHost(16, {0.64, 3.69}, 7.52, 21.93, 1.00, 0.60);
-  shared.oversubscribed = true;
-  sixteen.smallUs = eight.smallUs;
-  for (const CostInputs& in : {shared, sixteen, WithoutWindows(eight)}) {
+  for (const CostInputs& in : {Oversubscribed(eight), EightRanksWithACoreEach(16), WithoutWindows(eight)}) {
     AlgoSelector other(in);
     AlgoId keep;
     bool outright = true;
@@ -654,10 +655,6 @@ TEST(Selector, SettleCountsRdAtLeastAtItsBytesAcrossHosts) {
 // On one host of three ranks or more, more than it has cores, beside oneshot or twoshot, an allreduce's other
 // candidates count their timing times kWarmTimingScale: the timing's warm buffers flatter the algorithms that copy
 // through the FIFO slots there.
-CostInputs Oversubscribed(CostInputs in) {
-  in.oversubscribed = true;
-  return in;
-}
 TEST(Selector, BesideAWindowAlgorithmTheOthersCountTheirWarmTimingScaled) {
   const uint64_t bytes = 128 << 10;
   const std::vector<AlgoId> cands = {AlgoId::Rd, AlgoId::Rhd, AlgoId::TwoShot};
