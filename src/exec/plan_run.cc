@@ -37,7 +37,75 @@ char* PeerPiece() {
   thread_local Piece piece;
   return piece.bytes;
 }
+// A run of window reads goes a piece of this many bytes per step at a time, the next piece of every step prefetched
+// (docs/ALGORITHMS.md, "Reading the windows").
+constexpr uint64_t kWindowReadPieceBytes = 1024;
+
+bool IsLocal(StepOp op) { return op == StepOp::Copy || op == StepOp::LocalReduce; }
+
+bool Overlap(const Step& a, const BufRef& ra, const Step& b, const BufRef& rb) {
+  return ra.buf == rb.buf && ra.offset < rb.offset + b.count && rb.offset < ra.offset + a.count;
+}
+
+// For each step, how many steps from it on form a run of window reads: Copy and LocalReduce steps that read windows
+// (one-shot's and two-shot's reductions and copies out), none waiting on another queue, whose destinations either
+// coincide (one reduction, step after step) or do not overlap, and which read nothing the run writes. Going through
+// such a run a piece of every step at a time gives every element the steps' own order. 1 where there is no run.
+std::vector<uint32_t> WindowRuns(const std::vector<Step>& steps) {
+  std::vector<uint32_t> runs(steps.size(), 1);
+  size_t i = 0;
+  while (i < steps.size()) {
+    size_t end = i;
+    auto fits = [&](const Step& t) {
+      if (!IsLocal(t.op) || t.src.buf < kWindowBuf || (end > i && t.waitQueue >= 0)) return false;
+      for (size_t j = i; j < end; ++j) {
+        const Step& u = steps[j];
+        const bool same = u.dst.buf == t.dst.buf && u.dst.offset == t.dst.offset && u.count == t.count;
+        if ((!same && Overlap(u, u.dst, t, t.dst)) || Overlap(u, u.dst, t, t.src) || Overlap(t, t.dst, u, u.src))
+          return false;
+      }
+      return !Overlap(t, t.dst, t, t.src);
+    };
+    while (end < steps.size() && fits(steps[end])) ++end;
+    if (end - i >= 2) {
+      for (size_t j = i; j < end; ++j) runs[j] = static_cast<uint32_t>(end - j);
+      i = end;
+    } else {
+      ++i;
+    }
+  }
+  return runs;
+}
 }  // namespace
+
+void PlanRun::runLocalSteps(const Step* first, size_t count) {
+  auto run = [&](const Step& s, uint64_t from, uint64_t n) {
+    char* dst = at(s.dst, from);
+    const char* src = at(s.src, from);
+    if (s.op == StepOp::LocalReduce)
+      HostReduce(dst, dst, src, n, plan_.dtype, plan_.op, s.postDivide ? plan_.divisor : 0);
+    else if (dst != src)
+      HostCopy(dst, src, n * esize_);
+  };
+  if (count == 1) return run(*first, 0, first->count);
+  const uint64_t piece = std::max<uint64_t>(1, kWindowReadPieceBytes / esize_);
+  uint64_t most = 0;
+  for (size_t j = 0; j < count; ++j) most = std::max(most, first[j].count);
+  auto prefetch = [&](uint64_t from) {
+    for (size_t j = 0; j < count; ++j) {
+      if (from >= first[j].count) continue;
+      const char* src = at(first[j].src, from);
+      const uint64_t bytes = std::min(piece, first[j].count - from) * esize_;
+      for (uint64_t b = 0; b < bytes; b += 64) __builtin_prefetch(src + b, 0, 3);
+    }
+  };
+  prefetch(0);
+  for (uint64_t from = 0; from < most; from += piece) {
+    prefetch(from + piece);
+    for (size_t j = 0; j < count; ++j)
+      if (from < first[j].count) run(first[j], from, std::min(piece, first[j].count - from));
+  }
+}
 
 Status PlanRun::resolveWindow(int rank) {
   if (rank >= static_cast<int>(windows_.size())) windows_.resize(rank + 1, nullptr);
@@ -62,6 +130,7 @@ Status PlanRun::init() {
   for (const PlanQueue& q : plan_.queues) {
     QueueState qs;
     qs.queue = &q;
+    qs.windowRun = WindowRuns(q.steps);
     for (const Step& s : q.steps) {
       STRATA_REQUIRE(s.waitQueue < static_cast<int32_t>(plan_.queues.size()), strataInternalError,
                      "%s: a step waits for queue %d of %zu", plan_.algorithm.c_str(), s.waitQueue, plan_.queues.size());
@@ -146,12 +215,9 @@ Status PlanRun::advanceQueue(QueueState& q, bool* progressed) {
       *progressed = true;
       continue;
     }
-    if (s.op == StepOp::Copy || s.op == StepOp::LocalReduce) {
-      char* dst = at(s.dst, 0);
-      const char* src = at(s.src, 0);
-      if (s.op == StepOp::LocalReduce) HostReduce(dst, dst, src, s.count, plan_.dtype, plan_.op, divisor);
-      else if (dst != src) HostCopy(dst, src, s.count * esize_);
-      ++q.step;
+    if (IsLocal(s.op)) {
+      runLocalSteps(&s, q.windowRun[q.step]);
+      q.step += q.windowRun[q.step];
       *progressed = true;
       continue;
     }

@@ -51,8 +51,12 @@ class PlanRun : public Run {
     uint64_t done = 0;  // elements of the current step already processed
     std::vector<SendConnection*> send;  // per step
     std::vector<RecvConnection*> recv;
+    std::vector<uint32_t> windowRun;  // per step: how many steps from it on read windows together (1: alone)
   };
   Status advanceQueue(QueueState& q, bool* progressed);
+  // Copy and LocalReduce steps [first, first + count): one at a time, or, for a run of window reads, a piece of every
+  // step at a time with the next pieces prefetched, so that the loads from every peer's cache go out together.
+  void runLocalSteps(const Step* first, size_t count);
   char* at(const BufRef& ref, uint64_t elem) const {
     char* base = ref.buf >= kWindowBuf ? windows_[ref.buf - kWindowBuf]->half(static_cast<int>(windowEpoch_ & 1))
                                        : static_cast<char*>(buffers_[ref.buf]);

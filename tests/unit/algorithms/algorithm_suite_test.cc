@@ -2,6 +2,7 @@
 // through the plan simulator for 1-64 ranks and every size edge, against the float64 reference.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <set>
 #include <string>
@@ -424,6 +425,55 @@ TEST(AlgorithmSuite, AllReduceIsBitIdenticalOnEveryRank) {
         ASSERT_EQ(bufs[r].recv, bufs[0].recv) << GetAlgoInfo(id).name << " n=" << n << " rank " << r;
     }
   }
+}
+
+// The executor reads a run of window steps (one/two-shot's reductions and copies out) a 1 KiB piece of every step at
+// a time. Random floats, where the order of the operations changes the bits: every element must still be the
+// reduction in rank order, computed here by a naive loop, and the allgather every rank's bits.
+TEST(AlgorithmSuite, WindowReadsInPiecesKeepTheRankOrder) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (AlgoId id : {AlgoId::OneShot, AlgoId::TwoShot})
+    for (CollKind kind : {CollKind::AllReduce, CollKind::ReduceScatter, CollKind::AllGather})
+      for (strataRedOp_t op : {strataSum, strataProd})
+        for (int n : {2, 3, 4, 8})
+          for (uint64_t count : {uint64_t{255}, uint64_t{256}, uint64_t{1000}, uint64_t{2501}}) {
+            PlanGeometry geo = TinyGeometry(n, 1);
+            geo.windowBytes = 1 << 20;
+            CollDesc d = Desc(kind, count, n, strataFloat32, op);
+            const uint64_t in = kind == CollKind::ReduceScatter ? count * n : count;
+            const uint64_t out = kind == CollKind::AllGather ? count * n : count;
+            std::vector<SimRankBuffers> bufs(n);
+            for (int r = 0; r < n; ++r) {
+              bufs[r].send.resize(in * 4);
+              bufs[r].recv.resize(out * 4);
+              float* x = reinterpret_cast<float*>(bufs[r].send.data());
+              for (uint64_t i = 0; i < in; ++i) x[i] = dist(rng) * (op == strataProd ? 2.0f : 1.0f + i % 100);
+            }
+            auto input = [&](int r, uint64_t i) { return reinterpret_cast<const float*>(bufs[r].send.data())[i]; };
+            std::string algorithm;
+            Status st = SimulateCollective(d, geo, &bufs, false, Force(kind, id), &algorithm);
+            ASSERT_TRUE(st.ok()) << st.message();
+            const std::string where = std::string(GetAlgoInfo(id).name) + " " + CollKindName(kind) + " op " +
+                                      std::to_string(op) + " n=" + std::to_string(n) + " count " +
+                                      std::to_string(count);
+            ASSERT_EQ(algorithm, GetAlgoInfo(id).name) << where;
+            for (int r = 0; r < n; ++r) {
+              const float* got = reinterpret_cast<const float*>(bufs[r].recv.data());
+              for (uint64_t i = 0; i < out; ++i) {
+                float want;
+                if (kind == CollKind::AllGather) {
+                  want = input(static_cast<int>(i / count), i % count);
+                } else {
+                  const uint64_t at = kind == CollKind::ReduceScatter ? r * count + i : i;
+                  want = input(0, at);
+                  for (int p = 1; p < n; ++p) want = op == strataSum ? want + input(p, at) : want * input(p, at);
+                }
+                ASSERT_EQ(std::memcmp(&got[i], &want, 4), 0)
+                    << where << " rank " << r << " element " << i << ": " << got[i] << " against " << want;
+              }
+            }
+          }
 }
 
 // The two trees of the double binary tree: spanning, binary, shallow, and without a shared edge.
