@@ -46,7 +46,14 @@ constexpr uint64_t kPeerAccessMinBytes = 8 << 10;
 // oneshot faster up to 32 KiB on every machine, at 64 KiB on all but 4 ranks with a core each (the allgather 13.7
 // us through the window against 10.3), and from 128 KiB faster in place with a core per rank on 4 ranks (1.09-1.6x),
 // through the window on 8 ranks and on the VM (1.1-1.5x) (docs/PERFORMANCE.md, "Twenty-fourth session").
-constexpr uint64_t kPeerAccessManyRanksMinBytes = 128 << 10;
+constexpr uint64_t kPeerAccessFewRanksMinBytes = 128 << 10;
+// Over kPeerAccessFewRanks ranks, from this size: once the executor read the windows in pieces (docs/ALGORITHMS.md,
+// "Reading the windows"), 8 ranks with a core each ran all three through the window faster at 128 KiB (twoshot 42.9-
+// 49.1 us against 53.4-71.2 in place, the allgather 19.7-23.1 against 27.0-47.6, the reduce-scatter 23.9-25.4 against
+// 25.5-31.4) and level at 256 KiB, where 4 ranks still ran faster in place from 128 KiB (docs/PERFORMANCE.md,
+// "Twenty-fifth session").
+constexpr uint64_t kPeerAccessManyRanksMinBytes = 256 << 10;
+constexpr int kPeerAccessFewRanks = 4;
 // What those plans reduce or write of their peers' buffers at a time: small enough to stay in cache between the reads
 // and the writes (a 2-process prototype of the allreduce at 1-16 MiB: 256 KiB pieces 1.14-1.31x faster than 64 KiB).
 constexpr uint64_t kPeerPieceBytes = 256 << 10;
@@ -58,9 +65,10 @@ constexpr uint64_t kPeerPieceBytes = 256 << 10;
 constexpr uint64_t kSharedBufferAgreeMinBytes = 4 << 20;
 
 // The least size (as above) from which the one/two-shot plans on `nranks` copy in place: kPeerAccessMinBytes on 2
-// ranks, kPeerAccessManyRanksMinBytes on three or more.
+// ranks, kPeerAccessFewRanksMinBytes on 3 to kPeerAccessFewRanks, kPeerAccessManyRanksMinBytes on more.
 inline uint64_t PeerAccessMinBytes(int nranks) {
-  return nranks > 2 ? kPeerAccessManyRanksMinBytes : kPeerAccessMinBytes;
+  if (nranks <= 2) return kPeerAccessMinBytes;
+  return nranks <= kPeerAccessFewRanks ? kPeerAccessFewRanksMinBytes : kPeerAccessManyRanksMinBytes;
 }
 
 // Whether the one/two-shot plans on `nranks` of a collective whose whole vector is `bytes` (as above), and whose window

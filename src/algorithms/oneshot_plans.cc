@@ -9,7 +9,7 @@
 // the two halves of each window in turn: a rank rewrites a half only after every peer has signalled
 // the following call, by which time they have finished reading it.
 // Where the ranks reach each other's memory by cross-memory attach (PlanGeometry::peerAccess), buffers from
-// PeerAccessMinBytes (8 KiB on 2 ranks, 128 KiB on more), or larger than the window, go in place:
+// PeerAccessMinBytes (8 KiB on 2 ranks, 128 KiB on 3-4, 256 KiB on more), or larger than the window, go in place:
 // every rank publishes its call's buffers with its first flag, then reads its part of the peers' inputs and writes what
 // it computed into their outputs, a piece at a time so that the piece is still in cache when it goes out (the
 // allreduce's one-shot would read every peer's whole buffer: it stays with the window). Its second flag says that it is

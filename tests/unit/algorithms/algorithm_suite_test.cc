@@ -182,15 +182,15 @@ TEST(AlgorithmSuite, CrossMemoryAttachPlans) {
 }
 
 // Where the window holds the call, the allreduce's twoshot and the allgather's and reduce-scatter's oneshot copy in
-// place from 8 KiB on 2 ranks and from 128 KiB on three or more (p-1 or 2(p-1) system calls a call).
+// place from 8 KiB on 2 ranks, from 128 KiB on 3-4 and from 256 KiB on more (p-1 or 2(p-1) system calls a call).
 TEST(AlgorithmSuite, CrossMemoryAttachFromItsSizeOnwards) {
-  for (int n : {2, 3, 4, 8}) {
+  for (int n : {2, 3, 4, 5, 8}) {
     PlanGeometry geo = TinyGeometry(n, 1);
     geo.peerAccess = true;
     geo.windowBytes = 4 << 20;
     geo.rank = n - 1;
     for (CollKind kind : {CollKind::AllReduce, CollKind::AllGather, CollKind::ReduceScatter}) {
-      const uint64_t from = n > 2 ? 128 << 10 : 8 << 10;
+      const uint64_t from = n > 4 ? 256 << 10 : n > 2 ? 128 << 10 : 8 << 10;
       EXPECT_EQ(PeerAccessMinBytes(n), from);
       const AlgoId id = kind == CollKind::AllReduce ? AlgoId::TwoShot : AlgoId::OneShot;
       const uint64_t per = kind == CollKind::AllReduce ? 1 : n;  // the whole vector's elements per count

@@ -51,8 +51,8 @@ AlgoId Cheapest(CollKind kind, uint64_t bytes, const CostInputs& in) {
     if (!a.implemented || !AlgoServes(a.id, kind)) continue;
     // Offered up to 8 KiB, and above where they copy in place at a measured scale (twoshot's allreduce, the others'
     // oneshot).
-    // In place from 8 KiB (on three ranks or more from 128 KiB) or beyond the window.
-    const uint64_t from = in.nranks > 2 ? 128 << 10 : 8 << 10;
+    // In place from 8 KiB (on 3-4 ranks from 128 KiB, on more from 256 KiB) or beyond the window.
+    const uint64_t from = in.nranks > 4 ? 256 << 10 : in.nranks > 2 ? 128 << 10 : 8 << 10;
     const uint64_t published = kind == CollKind::AllReduce   ? 2 * bytes
                                : kind == CollKind::AllGather ? bytes / in.nranks
                                                              : bytes;
