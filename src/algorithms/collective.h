@@ -47,11 +47,12 @@ constexpr uint64_t kPeerAccessMinBytes = 8 << 10;
 // us through the window against 10.3), and from 128 KiB faster in place with a core per rank on 4 ranks (1.09-1.6x),
 // through the window on 8 ranks and on the VM (1.1-1.5x) (docs/PERFORMANCE.md, "Twenty-fourth session").
 constexpr uint64_t kPeerAccessFewRanksMinBytes = 128 << 10;
-// Over kPeerAccessFewRanks ranks, from this size: once the executor read the windows in pieces (docs/ALGORITHMS.md,
-// "Reading the windows"), 8 ranks with a core each ran all three through the window faster at 128 KiB (twoshot 42.9-
-// 49.1 us against 53.4-71.2 in place, the allgather 19.7-23.1 against 27.0-47.6, the reduce-scatter 23.9-25.4 against
-// 25.5-31.4) and level at 256 KiB, where 4 ranks still ran faster in place from 128 KiB (docs/PERFORMANCE.md,
-// "Twenty-fifth session").
+// Over kPeerAccessFewRanks ranks, and on three or more where a host runs more ranks than cores, from this size: once
+// the executor read the windows in pieces (docs/ALGORITHMS.md, "Reading the windows"), 8 ranks with a core each ran all
+// three through the window faster at 128 KiB (twoshot 42.9-49.1 us against 53.4-71.2 in place, the allgather 19.7-23.1
+// against 27.0-47.6, the reduce-scatter 23.9-25.4 against 25.5-31.4) and level at 256 KiB, where 4 ranks still ran
+// faster in place from 128 KiB; 4 ranks on the 2-core VM ran the allgather and reduce-scatter 1.3-1.5x faster through
+// the window at 128 KiB, twoshot level (docs/PERFORMANCE.md, "Twenty-fifth session").
 constexpr uint64_t kPeerAccessManyRanksMinBytes = 256 << 10;
 constexpr int kPeerAccessFewRanks = 4;
 // What those plans reduce or write of their peers' buffers at a time: small enough to stay in cache between the reads
@@ -65,19 +66,22 @@ constexpr uint64_t kPeerPieceBytes = 256 << 10;
 constexpr uint64_t kSharedBufferAgreeMinBytes = 4 << 20;
 
 // The least size (as above) from which the one/two-shot plans on `nranks` copy in place: kPeerAccessMinBytes on 2
-// ranks, kPeerAccessFewRanksMinBytes on 3 to kPeerAccessFewRanks, kPeerAccessManyRanksMinBytes on more.
-inline uint64_t PeerAccessMinBytes(int nranks) {
+// ranks, kPeerAccessFewRanksMinBytes on 3 to kPeerAccessFewRanks with a core each, kPeerAccessManyRanksMinBytes on more
+// or where a host runs more ranks than cores (`oversubscribed`, PlanGeometry::oversubscribed).
+inline uint64_t PeerAccessMinBytes(int nranks, bool oversubscribed) {
   if (nranks <= 2) return kPeerAccessMinBytes;
-  return nranks <= kPeerAccessFewRanks ? kPeerAccessFewRanksMinBytes : kPeerAccessManyRanksMinBytes;
+  return nranks <= kPeerAccessFewRanks && !oversubscribed ? kPeerAccessFewRanksMinBytes : kPeerAccessManyRanksMinBytes;
 }
 
 // Whether the one/two-shot plans on `nranks` of a collective whose whole vector is `bytes` (as above), and whose window
 // would hold `published` bytes, copy in place: where the ranks reach each other's buffers (`peerAccess`, with windows
 // for their flags), from PeerAccessMinBytes on and wherever the window is too small. The plans and the cost model both
 // ask.
-inline bool CopiesInPlaceAt(bool peerAccess, uint64_t windowBytes, int nranks, double bytes, double published) {
+inline bool CopiesInPlaceAt(bool peerAccess, uint64_t windowBytes, int nranks, bool oversubscribed, double bytes,
+                            double published) {
   return peerAccess && windowBytes > 0 &&
-         (bytes >= static_cast<double>(PeerAccessMinBytes(nranks)) || published > static_cast<double>(windowBytes));
+         (bytes >= static_cast<double>(PeerAccessMinBytes(nranks, oversubscribed)) ||
+          published > static_cast<double>(windowBytes));
 }
 
 // The shape of the connections the plan will run over, identical on every rank (rank 0's values).
@@ -94,6 +98,9 @@ struct PlanGeometry {
   // Ranks with windows also reach each other's buffers by cross-memory attach (process_vm_readv/writev): from
   // kPeerAccessMinBytes, and beyond the window, one/two-shot copy in place (STRATA_CMA, probed at init).
   bool peerAccess = false;
+  // Some host runs more of the communicator's ranks than the CPUs of their bindings (CommTopology::oversubscribed): the
+  // same on every rank.
+  bool oversubscribed = false;
   // Host index of every rank (hosts numbered in order of their first rank), for the hierarchical
   // plans; empty when unknown, which they treat as one host.
   std::vector<int> hostOf;

@@ -193,6 +193,7 @@ CostInputs CostInputsFromGeometry(const PlanGeometry& geo) {
   in.peerMapped = geo.windowBytes > 0;
   in.windowBytes = geo.windowBytes;
   in.peerAccess = geo.peerAccess;
+  in.oversubscribed = geo.oversubscribed;
   in.pipelineBytes = std::max<uint64_t>(geo.slotBytes, static_cast<uint64_t>(geo.nslots / 2) * geo.slotBytes);
   return in;
 }

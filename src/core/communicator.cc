@@ -304,6 +304,7 @@ Status Communicator::setupConnections(const std::vector<PeerInfo>& all, uint32_t
   geo_.nslots = static_cast<int>(r0.nslots);
   geo_.nchannels = static_cast<int>(r0.nchannels);
   geo_.directMaxBytes = r0.directMaxBytes;
+  geo_.oversubscribed = topology_.oversubscribed();
   // Hosts numbered in order of their first rank: the same table on every rank.
   std::map<std::string, int> hostIndex;
   geo_.hostOf.clear();
@@ -595,7 +596,6 @@ Status Communicator::agreeOnPeerAccess() {
 Status Communicator::setupSelector() {
   STRATA_CHECK(agreeOnPeerAccess());
   CostInputs in = CostInputsFromGeometry(geo_);
-  in.oversubscribed = topology_.oversubscribed();
   // The topology's link classes first (they hold for any size); the calibration then measures the
   // slowest link the ring crosses.
   bool anyIntra = false, anyInter = false;

@@ -161,8 +161,8 @@ TEST(AlgorithmSuite, CrossMemoryAttachPlans) {
               RunCase(Desc(kind, count, n, t, op), geo, inPlace, Force(kind, id), &ran);
               if (::testing::Test::HasFatalFailure()) return;
               // Below the size, the window (4096 bytes here) where it fits.
-              const bool viaWindow =
-                  whole < PeerAccessMinBytes(n) && whole * (kind == CollKind::AllReduce ? 2 : 1) <= geo.windowBytes;
+              const bool viaWindow = whole < PeerAccessMinBytes(n, geo.oversubscribed) &&
+                                     whole * (kind == CollKind::AllReduce ? 2 : 1) <= geo.windowBytes;
               if (count > 0 && !viaWindow) {
                 ASSERT_EQ(ran, GetAlgoInfo(id).name) << CollKindName(kind) << " n=" << n << " count " << count;
                 const Plan plan = BuildPlanWith(id, Desc(kind, count, n, t, op), [&] {
@@ -182,28 +182,33 @@ TEST(AlgorithmSuite, CrossMemoryAttachPlans) {
 }
 
 // Where the window holds the call, the allreduce's twoshot and the allgather's and reduce-scatter's oneshot copy in
-// place from 8 KiB on 2 ranks, from 128 KiB on 3-4 and from 256 KiB on more (p-1 or 2(p-1) system calls a call).
+// place from 8 KiB on 2 ranks, from 128 KiB on 3-4 with a core each and from 256 KiB on more or on more ranks than
+// cores (p-1 or 2(p-1) system calls a call).
 TEST(AlgorithmSuite, CrossMemoryAttachFromItsSizeOnwards) {
-  for (int n : {2, 3, 4, 5, 8}) {
-    PlanGeometry geo = TinyGeometry(n, 1);
-    geo.peerAccess = true;
-    geo.windowBytes = 4 << 20;
-    geo.rank = n - 1;
-    for (CollKind kind : {CollKind::AllReduce, CollKind::AllGather, CollKind::ReduceScatter}) {
-      const uint64_t from = n > 4 ? 256 << 10 : n > 2 ? 128 << 10 : 8 << 10;
-      EXPECT_EQ(PeerAccessMinBytes(n), from);
-      const AlgoId id = kind == CollKind::AllReduce ? AlgoId::TwoShot : AlgoId::OneShot;
-      const uint64_t per = kind == CollKind::AllReduce ? 1 : n;  // the whole vector's elements per count
-      const uint64_t at = (from + 4 * per - 1) / (4 * per);      // the least count whose whole vector reaches `from`
-      for (uint64_t count : {at / 2, at - 1, at, 2 * at}) {
-        const uint64_t bytes = count * 4 * per;
-        const Plan plan = BuildPlanWith(id, Desc(kind, count, n), geo);
-        const bool inPlace = bytes >= from;
-        EXPECT_EQ(plan.peerElems > 0, inPlace) << CollKindName(kind) << " n=" << n << " " << bytes << " B";
-        EXPECT_EQ(plan.windowElems > 0, !inPlace) << CollKindName(kind) << " n=" << n << " " << bytes << " B";
+  for (bool oversubscribed : {false, true})
+    for (int n : {2, 3, 4, 5, 8}) {
+      PlanGeometry geo = TinyGeometry(n, 1);
+      geo.peerAccess = true;
+      geo.windowBytes = 4 << 20;
+      geo.rank = n - 1;
+      geo.oversubscribed = oversubscribed;
+      for (CollKind kind : {CollKind::AllReduce, CollKind::AllGather, CollKind::ReduceScatter}) {
+        const uint64_t from = n <= 2 ? 8 << 10 : n <= 4 && !oversubscribed ? 128 << 10 : 256 << 10;
+        EXPECT_EQ(PeerAccessMinBytes(n, oversubscribed), from);
+        const AlgoId id = kind == CollKind::AllReduce ? AlgoId::TwoShot : AlgoId::OneShot;
+        const uint64_t per = kind == CollKind::AllReduce ? 1 : n;  // the whole vector's elements per count
+        const uint64_t at = (from + 4 * per - 1) / (4 * per);      // the least count whose whole vector reaches `from`
+        for (uint64_t count : {at / 2, at - 1, at, 2 * at}) {
+          const uint64_t bytes = count * 4 * per;
+          const Plan plan = BuildPlanWith(id, Desc(kind, count, n), geo);
+          const bool inPlace = bytes >= from;
+          const std::string where = std::string(CollKindName(kind)) + " n=" + std::to_string(n) + " " +
+                                    std::to_string(bytes) + " B" + (oversubscribed ? ", oversubscribed" : "");
+          EXPECT_EQ(plan.peerElems > 0, inPlace) << where;
+          EXPECT_EQ(plan.windowElems > 0, !inPlace) << where;
+        }
       }
     }
-  }
 }
 
 // The in-place allreduce's order within a piece: every peer's part read and reduced before the result is written into

@@ -51,8 +51,9 @@ AlgoId Cheapest(CollKind kind, uint64_t bytes, const CostInputs& in) {
     if (!a.implemented || !AlgoServes(a.id, kind)) continue;
     // Offered up to 8 KiB, and above where they copy in place at a measured scale (twoshot's allreduce, the others'
     // oneshot).
-    // In place from 8 KiB (on 3-4 ranks from 128 KiB, on more from 256 KiB) or beyond the window.
-    const uint64_t from = in.nranks > 4 ? 256 << 10 : in.nranks > 2 ? 128 << 10 : 8 << 10;
+    // In place from 8 KiB (on 3-4 ranks with a core each from 128 KiB, on more or more ranks than cores from 256 KiB)
+    // or beyond the window.
+    const uint64_t from = in.nranks <= 2 ? 8 << 10 : in.nranks <= 4 && !in.oversubscribed ? 128 << 10 : 256 << 10;
     const uint64_t published = kind == CollKind::AllReduce   ? 2 * bytes
                                : kind == CollKind::AllGather ? bytes / in.nranks
                                                              : bytes;
