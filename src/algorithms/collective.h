@@ -51,7 +51,7 @@ constexpr uint64_t kPeerAccessFewRanksMinBytes = 128 << 10;
 // the executor read the windows in pieces (docs/ALGORITHMS.md, "Reading the windows"), 8 ranks with a core each ran all
 // three through the window faster at 128 KiB (twoshot 42.9-49.1 us against 53.4-71.2 in place, the allgather 19.7-23.1
 // against 27.0-47.6, the reduce-scatter 23.9-25.4 against 25.5-31.4) and level at 256 KiB, where 4 ranks still ran
-// faster in place from 128 KiB; 4 ranks on the 2-core VM ran the allgather and reduce-scatter 1.3-1.5x faster through
+// faster in place from 128 KiB; 4 ranks on the 2-core VM ran the allgather and reduce-scatter 1.3-1.8x faster through
 // the window at 128 KiB, twoshot level (docs/PERFORMANCE.md, "Twenty-fifth session").
 constexpr uint64_t kPeerAccessManyRanksMinBytes = 256 << 10;
 constexpr int kPeerAccessFewRanks = 4;
