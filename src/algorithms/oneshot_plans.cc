@@ -4,7 +4,8 @@
 // - one-shot: every rank reduces all windows (allreduce; its own block for reduce-scatter) or copies
 //   every window (allgather);
 // - two-shot allreduce: each rank reduces one part of all windows into the result area of its own
-//   window and raises its flag again; then every rank copies every part.
+//   window and raises its flag again; then every rank copies its own part and each peer's as soon as
+//   that peer's flag is up (the copies of the early peers' parts overlap the wait for the late ones).
 // Reductions run in rank order, so every rank computes bit-identical results. Consecutive calls use
 // the two halves of each window in turn: a rank rewrites a half only after every peer has signalled
 // the following call, by which time they have finished reading it.
@@ -168,8 +169,10 @@ Plan TwoShotPlan(const CollDesc& desc, const PlanGeometry& geo) {
   uint64_t off = 0, len = 0;
   PartOf(c, n, r, &off, &len);
   ReduceWindows(q, n, off, Win(r, c + off), len);
-  SignalAndWait(q, n, r, 2);
-  for (int p = 0; p < n; ++p) {
+  Emit(q, StepOp::Signal, -1, -1, {}, Win(r, 0), 2);
+  for (int i = 0; i < n; ++i) {
+    const int p = Mod(r + i, n);
+    if (i > 0) Emit(q, StepOp::WaitPeer, p, -1, {}, {}, 2);
     PartOf(c, n, p, &off, &len);
     Emit(q, StepOp::Copy, -1, -1, Win(p, c + off), Ref(kRecvBuf, off), len);
   }

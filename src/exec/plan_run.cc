@@ -48,7 +48,7 @@ bool Overlap(const Step& a, const BufRef& ra, const Step& b, const BufRef& rb) {
 }
 
 // For each step, how many steps from it on form a run of window reads: Copy and LocalReduce steps that read windows
-// (one-shot's and two-shot's reductions and copies out), none waiting on another queue, whose destinations either
+// (one-shot's reduction or copies, two-shot's reduction), none waiting on another queue, whose destinations either
 // coincide (one reduction, step after step) or do not overlap, and which read nothing the run writes. Going through
 // such a run a piece of every step at a time gives every element the steps' own order. 1 where there is no run.
 std::vector<uint32_t> WindowRuns(const std::vector<Step>& steps) {

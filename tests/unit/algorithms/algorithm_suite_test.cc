@@ -211,6 +211,46 @@ TEST(AlgorithmSuite, CrossMemoryAttachFromItsSizeOnwards) {
     }
 }
 
+// Through the window, two-shot's copies out: after raising its second flag a rank copies its own reduced part, then
+// each peer's in turn (r+1, r+2, ...) right after waiting for that peer's second flag, not after waiting for all of
+// them; every part once, the whole vector covered.
+TEST(AlgorithmSuite, TwoShotCopiesEachPartOnceItsOwnerHasReducedIt) {
+  for (int n : {2, 3, 4, 8})
+    for (int r : {0, n - 1}) {
+      PlanGeometry geo = TinyGeometry(n, 1);
+      geo.windowBytes = 1 << 20;
+      geo.rank = r;
+      const uint64_t count = 100 * n + 3;
+      const Plan plan = BuildPlanWith(AlgoId::TwoShot, Desc(CollKind::AllReduce, count, n), geo);
+      ASSERT_EQ(plan.algorithm, "twoshot");
+      const std::vector<Step>& steps = plan.queues.at(0).steps;
+      size_t i = 0;
+      while (i < steps.size() && !(steps[i].op == StepOp::Signal && steps[i].count == 2)) ++i;
+      ASSERT_LT(i, steps.size()) << "no second flag, n=" << n;
+      ++i;
+      uint64_t copied = 0;
+      for (int k = 0; k < n; ++k) {
+        const int p = (r + k) % n;
+        if (k > 0) {
+          ASSERT_LT(i, steps.size());
+          EXPECT_EQ(steps[i].op, StepOp::WaitPeer) << "n=" << n << " r=" << r << " part " << p;
+          EXPECT_EQ(steps[i].recvPeer, p);
+          EXPECT_EQ(steps[i].count, 2u);
+          ++i;
+        }
+        ASSERT_LT(i, steps.size());
+        const Step& s = steps[i++];
+        EXPECT_EQ(s.op, StepOp::Copy) << "n=" << n << " r=" << r << " part " << p;
+        EXPECT_EQ(s.src.buf, kWindowBuf + p);
+        EXPECT_EQ(s.src.offset - count, s.dst.offset);  // the result area follows the inputs
+        EXPECT_EQ(s.dst.buf, kRecvBuf);
+        copied += s.count;
+      }
+      EXPECT_EQ(i, steps.size());
+      EXPECT_EQ(copied, count);
+    }
+}
+
 // The in-place allreduce's order within a piece: every peer's part read and reduced before the result is written into
 // any peer's output, and no piece larger than kPeerPieceBytes (what stays in cache between the two).
 TEST(AlgorithmSuite, CrossMemoryAttachReducesEachPieceBeforeWritingIt) {
@@ -432,9 +472,9 @@ TEST(AlgorithmSuite, AllReduceIsBitIdenticalOnEveryRank) {
   }
 }
 
-// The executor reads a run of window steps (one/two-shot's reductions and copies out) a 1 KiB piece of every step at
-// a time. Random floats, where the order of the operations changes the bits: every element must still be the
-// reduction in rank order, computed here by a naive loop, and the allgather every rank's bits.
+// The executor reads a run of window steps (one-shot's reduction or copies, two-shot's reduction) a 1 KiB piece of
+// every step at a time. Random floats, where the order of the operations changes the bits: every element must still be
+// the reduction in rank order, computed here by a naive loop, and the allgather every rank's bits.
 TEST(AlgorithmSuite, WindowReadsInPiecesKeepTheRankOrder) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
