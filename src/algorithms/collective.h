@@ -38,8 +38,9 @@ inline uint64_t RecvElems(const CollDesc& d, int nranks) {
 // costs less than the system calls (2 ranks, twoshot: 2.1-2.4 us by cross-memory attach up to 8 KiB, 0.6-3.0 us
 // through the window; 2.8 us and 4.9 us at 16 KiB).
 constexpr uint64_t kPeerAccessMinBytes = 8 << 10;
-// On three ranks or more the plans copy in place from this size instead: there a call makes p-1 system calls (the
-// allgather's writes, the reduce-scatter's reads) or 2(p-1) (the allreduce's twoshot), each a few microseconds.
+// On 3 to kPeerAccessFewRanks ranks with a core each the plans copy in place from this size instead: there a call
+// makes p-1 system calls (the allgather's writes, the reduce-scatter's reads) or 2(p-1) (the allreduce's twoshot),
+// each a few microseconds.
 // Through the window twoshot ran faster up to 64 KiB and level at 128 KiB (4 ranks, 8 KiB: 5.0 us through the window
 // against 14.2 in place with a core per rank, 30.3 against 47.4 on the 2-core VM; 128 KiB: 40.3 against 37.3, 75.8
 // against 76.9; 8 ranks with a core each, 64 KiB: 34.3 against 44.3), and the allgather's and reduce-scatter's

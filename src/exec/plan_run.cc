@@ -43,8 +43,9 @@ constexpr uint64_t kWindowReadPieceBytes = 1024;
 
 bool IsLocal(StepOp op) { return op == StepOp::Copy || op == StepOp::LocalReduce; }
 
-bool Overlap(const Step& a, const BufRef& ra, const Step& b, const BufRef& rb) {
-  return ra.buf == rb.buf && ra.offset < rb.offset + b.count && rb.offset < ra.offset + a.count;
+// Whether `count` elements at `a` and `count2` at `b` share memory (steps name their ranges by buffer and offset).
+bool Overlap(const BufRef& a, uint64_t count, const BufRef& b, uint64_t count2) {
+  return a.buf == b.buf && a.offset < b.offset + count2 && b.offset < a.offset + count;
 }
 
 // For each step, how many steps from it on form a run of window reads: Copy and LocalReduce steps that read windows
@@ -61,10 +62,11 @@ std::vector<uint32_t> WindowRuns(const std::vector<Step>& steps) {
       for (size_t j = i; j < end; ++j) {
         const Step& u = steps[j];
         const bool same = u.dst.buf == t.dst.buf && u.dst.offset == t.dst.offset && u.count == t.count;
-        if ((!same && Overlap(u, u.dst, t, t.dst)) || Overlap(u, u.dst, t, t.src) || Overlap(t, t.dst, u, u.src))
+        if ((!same && Overlap(u.dst, u.count, t.dst, t.count)) || Overlap(u.dst, u.count, t.src, t.count) ||
+            Overlap(t.dst, t.count, u.src, u.count))
           return false;
       }
-      return !Overlap(t, t.dst, t, t.src);
+      return !Overlap(t.dst, t.count, t.src, t.count);
     };
     while (end < steps.size() && fits(steps[end])) ++end;
     if (end - i >= 2) {
