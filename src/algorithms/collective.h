@@ -56,6 +56,16 @@ constexpr uint64_t kPeerAccessFewRanksMinBytes = 128 << 10;
 // the window at 128 KiB, twoshot level (docs/PERFORMANCE.md, "Twenty-fifth session").
 constexpr uint64_t kPeerAccessManyRanksMinBytes = 256 << 10;
 constexpr int kPeerAccessFewRanks = 4;
+// Those sizes came from calls on one buffer, reused. Where the calls' buffers change from call to call (selector_perf's
+// rotation through 256 MiB), the first size in place ran slower than the window, for the allreduce's twoshot with a
+// core per rank (4 ranks at 128 KiB: 49-55 us through the window against 61-69 in place; 8 ranks at 256 KiB: 113-160
+// against 164-175) and for the allgather's and reduce-scatter's oneshot on 4 ranks of the 2-core VM at 256 KiB
+// (102-104 us against 112-129, 107-137 against 130-138), while on one buffer, reused, the two ran level there. So
+// those calls go in place from twice the size. The others stay: on one buffer the VM's 4-rank twoshot ran 1.2x faster
+// in place at 256 KiB, with the window level in the rotation, and 4 ranks with a core each ran the allgather at 128
+// KiB 1.6x faster in place (docs/PERFORMANCE.md, "Twenty-sixth session").
+constexpr uint64_t kPeerAccessLaterFactor = 2;
+
 // What those plans reduce or write of their peers' buffers at a time: small enough to stay in cache between the reads
 // and the writes (a 2-process prototype of the allreduce at 1-16 MiB: 256 KiB pieces 1.14-1.31x faster than 64 KiB).
 constexpr uint64_t kPeerPieceBytes = 256 << 10;
@@ -66,22 +76,26 @@ constexpr uint64_t kPeerPieceBytes = 256 << 10;
 // of that VM at 16-256 MiB, twoshot on such buffers took 0.5-0.8x the ring's time.
 constexpr uint64_t kSharedBufferAgreeMinBytes = 4 << 20;
 
-// The least size (as above) from which the one/two-shot plans on `nranks` copy in place: kPeerAccessMinBytes on 2
-// ranks, kPeerAccessFewRanksMinBytes on 3 to kPeerAccessFewRanks with a core each, kPeerAccessManyRanksMinBytes on more
-// or where a host runs more ranks than cores (`oversubscribed`, PlanGeometry::oversubscribed).
-inline uint64_t PeerAccessMinBytes(int nranks, bool oversubscribed) {
+// The least size (as above) from which the one/two-shot plans of `kind` on `nranks` copy in place: kPeerAccessMinBytes
+// on 2 ranks, kPeerAccessFewRanksMinBytes on 3 to kPeerAccessFewRanks with a core each, kPeerAccessManyRanksMinBytes
+// on more or where a host runs more ranks than cores (`oversubscribed`, PlanGeometry::oversubscribed); on three ranks
+// or more kPeerAccessLaterFactor times that for the allreduce with a core per rank, and for the others where ranks
+// share cores.
+inline uint64_t PeerAccessMinBytes(CollKind kind, int nranks, bool oversubscribed) {
   if (nranks <= 2) return kPeerAccessMinBytes;
-  return nranks <= kPeerAccessFewRanks && !oversubscribed ? kPeerAccessFewRanksMinBytes : kPeerAccessManyRanksMinBytes;
+  const uint64_t from =
+      nranks <= kPeerAccessFewRanks && !oversubscribed ? kPeerAccessFewRanksMinBytes : kPeerAccessManyRanksMinBytes;
+  const bool later = kind == CollKind::AllReduce ? !oversubscribed : oversubscribed;
+  return later ? kPeerAccessLaterFactor * from : from;
 }
 
-// Whether the one/two-shot plans on `nranks` of a collective whose whole vector is `bytes` (as above), and whose window
-// would hold `published` bytes, copy in place: where the ranks reach each other's buffers (`peerAccess`, with windows
-// for their flags), from PeerAccessMinBytes on and wherever the window is too small. The plans and the cost model both
-// ask.
-inline bool CopiesInPlaceAt(bool peerAccess, uint64_t windowBytes, int nranks, bool oversubscribed, double bytes,
-                            double published) {
+// Whether the one/two-shot plans of `kind` on `nranks` whose whole vector is `bytes` (as above), and whose window would
+// hold `published` bytes, copy in place: where the ranks reach each other's buffers (`peerAccess`, with windows for
+// their flags), from PeerAccessMinBytes on and wherever the window is too small. The plans and the cost model both ask.
+inline bool CopiesInPlaceAt(bool peerAccess, uint64_t windowBytes, CollKind kind, int nranks, bool oversubscribed,
+                            double bytes, double published) {
   return peerAccess && windowBytes > 0 &&
-         (bytes >= static_cast<double>(PeerAccessMinBytes(nranks, oversubscribed)) ||
+         (bytes >= static_cast<double>(PeerAccessMinBytes(kind, nranks, oversubscribed)) ||
           published > static_cast<double>(windowBytes));
 }
 

@@ -400,7 +400,7 @@ bool CopiesInPlace(const CostInputs& in, const std::string& algorithm, CollKind 
   const double published = kind == CollKind::AllReduce   ? 2 * bytes
                            : kind == CollKind::AllGather ? bytes / in.nranks
                                                          : bytes;
-  return served && CopiesInPlaceAt(in.peerAccess, in.windowBytes, in.nranks, in.oversubscribed, bytes, published);
+  return served && CopiesInPlaceAt(in.peerAccess, in.windowBytes, kind, in.nranks, in.oversubscribed, bytes, published);
 }
 
 double RecursiveScaleAt(const CostInputs& in, double bytes) {

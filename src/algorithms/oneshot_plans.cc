@@ -10,13 +10,13 @@
 // the two halves of each window in turn: a rank rewrites a half only after every peer has signalled
 // the following call, by which time they have finished reading it.
 // Where the ranks reach each other's memory by cross-memory attach (PlanGeometry::peerAccess), buffers from
-// PeerAccessMinBytes (8 KiB on 2 ranks, 128 KiB on 3-4 with a core each, 256 KiB on more), or larger than the window,
-// go in place: every rank publishes its call's buffers with its first flag, then reads its part of the peers' inputs
-// and writes what it computed into their outputs, a piece at a time so that the piece is still in cache when it goes
-// out (the allreduce's one-shot would read every peer's whole buffer: it stays with the window). Its second flag says
-// that it is done with the peers' buffers; once every peer has raised it, this rank's output is complete. Without
-// cross-memory attach a buffer larger than the window runs the FIFO algorithms (direct or ring for allreduce, ring
-// otherwise).
+// PeerAccessMinBytes (8 KiB on 2 ranks, 128-512 KiB on more by the collective, the rank count and whether ranks share
+// cores), or larger than the window, go in place: every rank publishes its call's buffers with its first flag, then
+// reads its part of the peers' inputs and writes what it computed into their outputs, a piece at a time so that the
+// piece is still in cache when it goes out (the allreduce's one-shot would read every peer's whole buffer: it stays
+// with the window). Its second flag says that it is done with the peers' buffers; once every peer has raised it, this
+// rank's output is complete. Without cross-memory attach a buffer larger than the window runs the FIFO algorithms
+// (direct or ring for allreduce, ring otherwise).
 #include <algorithm>
 
 #include "algorithms/algorithms.h"
@@ -126,8 +126,9 @@ Plan OneShotPlan(const CollDesc& desc, const PlanGeometry& geo) {
   // The allreduce's one-shot would read every peer's whole buffer in place: two-shot reads 1/n of each.
   const double esize = static_cast<double>(DataTypeSize(desc.dtype));
   const double whole = static_cast<double>(desc.kind == CollKind::AllReduce ? c : c * n) * esize;
-  if (desc.kind != CollKind::AllReduce && CopiesInPlaceAt(geo.peerAccess, geo.windowBytes, n, geo.oversubscribed, whole,
-                                                          static_cast<double>(published) * esize))
+  if (desc.kind != CollKind::AllReduce &&
+      CopiesInPlaceAt(geo.peerAccess, geo.windowBytes, desc.kind, n, geo.oversubscribed, whole,
+                      static_cast<double>(published) * esize))
     return PeerAccessPlan("oneshot", desc, geo, published);
   if (!FitsWindow(geo, published, desc.dtype)) return FallbackPlan(desc, geo);
   Plan plan = NewPlan("oneshot", desc, geo);
@@ -157,7 +158,7 @@ Plan TwoShotPlan(const CollDesc& desc, const PlanGeometry& geo) {
   const uint64_t c = desc.count;
   if (n == 1) return SingleRankPlan(desc, geo, c);
   const double bytes = static_cast<double>(c * DataTypeSize(desc.dtype));
-  if (CopiesInPlaceAt(geo.peerAccess, geo.windowBytes, n, geo.oversubscribed, bytes, 2 * bytes))
+  if (CopiesInPlaceAt(geo.peerAccess, geo.windowBytes, desc.kind, n, geo.oversubscribed, bytes, 2 * bytes))
     return PeerAccessPlan("twoshot", desc, geo, c);
   if (!FitsWindow(geo, 2 * c, desc.dtype)) return FallbackPlan(desc, geo);
   Plan plan = NewPlan("twoshot", desc, geo);

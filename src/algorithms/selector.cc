@@ -247,20 +247,21 @@ bool AlgoSelector::timedWherever(AlgoId id, CollKind kind, uint64_t bytes) const
   return id == AlgoId::HierLeader && in_.nhosts > 1;
 }
 
-double AlgoSelector::timedScale(AlgoId id, CollKind kind, const std::vector<AlgoId>& candidates,
+double AlgoSelector::timedScale(AlgoId id, CollKind kind, uint64_t bytes, const std::vector<AlgoId>& candidates,
                                 const std::vector<double>& us) const {
   auto timedBeside = [&](auto matches) {
     for (size_t i = 0; i < candidates.size() && i < us.size(); ++i)
       if (matches(candidates[i]) && us[i] > 0) return true;
     return false;
   };
-  // Every collective the window algorithms serve: the timing's warm buffers favour the FIFO algorithms alike
-  // (reduce-scatter on 4 ranks at 512 KiB: the ring timed at 0.73-0.89x oneshot's time, then 1.39x slower back to
-  // back through the perf tools' moving buffers; docs/PERFORMANCE.md, "Seventeenth session"). Where ranks share
-  // cores; with a core per rank, see kWarmTimingScale.
-  if (in_.oversubscribed && oneHostOfThreeOrMore() && AlgoServes(AlgoId::OneShot, kind) && !IsWindowAlgo(id) &&
-      timedBeside(IsWindowAlgo))
-    return kWarmTimingScale;
+  // Every collective the window algorithms serve where ranks share cores: the timing's warm buffers favour the FIFO
+  // algorithms alike (reduce-scatter on 4 ranks at 512 KiB: the ring timed at 0.73-0.89x oneshot's time, then 1.39x
+  // slower back to back through the perf tools' moving buffers; docs/PERFORMANCE.md, "Seventeenth session"). With a
+  // core per rank, the allreduce while twoshot goes through the window (see kWarmTimingScale).
+  const bool warmFavoured =
+      in_.oversubscribed ? AlgoServes(AlgoId::OneShot, kind)
+                         : kind == CollKind::AllReduce && !CopiesInPlace(in_, "twoshot", kind, ClassBytes(bytes));
+  if (warmFavoured && oneHostOfThreeOrMore() && !IsWindowAlgo(id) && timedBeside(IsWindowAlgo)) return kWarmTimingScale;
   if (kind != CollKind::AllReduce) return 1.0;
   if (id == AlgoId::Hier && in_.nhosts > 1 && in_.ranksPerHost == 2 &&
       timedBeside([](AlgoId other) { return other == AlgoId::HierLeader; }))
@@ -272,7 +273,8 @@ AlgoId AlgoSelector::settle(CollKind kind, uint64_t bytes, const std::vector<Alg
                             const std::vector<double>& us) {
   // A timed figure, at least the candidate's floor, times its scale.
   auto counted = [&](size_t i) {
-    return std::max(us[i], timedFloorUs(candidates[i], kind, bytes)) * timedScale(candidates[i], kind, candidates, us);
+    return std::max(us[i], timedFloorUs(candidates[i], kind, bytes)) *
+           timedScale(candidates[i], kind, bytes, candidates, us);
   };
   AlgoId best = candidates.empty() ? evaluate(kind, ClassBytes(bytes)) : candidates[0];
   double bestUs = !us.empty() && us[0] > 0 ? counted(0) / kMeasureTie : -1;

@@ -81,13 +81,14 @@ class AlgoSelector {
   // with one rank per host too, and counting each of rd's exchanges between hosts (log2 of the hosts).
   double timedFloorUs(AlgoId id, CollKind kind, uint64_t bytes) const;
   // The factor settle counts the timing of `id`, one of `candidates` timed as `us` (`us[i]` for `candidates[i]`, <= 0
-  // for one not timed), by: kWarmTimingScale for an allreduce, allgather or reduce-scatter other than oneshot and
-  // twoshot on one host of three ranks or more, more ranks than cores (CostInputs::oversubscribed), where one of
-  // those two was timed beside it (the timing reuses one warm pair of buffers, on which the algorithms that pass every
-  // call through the FIFO slots keep up with those that read their peers' windows; calls whose buffers move fall
-  // behind them there); kHierBesideLeaderScale for hier's
+  // for one not timed) for the class of `bytes`, by: kWarmTimingScale for an algorithm other than oneshot and twoshot
+  // on one host of three ranks or more where one of those two was timed beside it (the timing reuses one warm pair of
+  // buffers, on which the algorithms that pass every call through the FIFO slots keep up with those that read their
+  // peers' windows; calls whose buffers move fall behind them there): for an allreduce, allgather or reduce-scatter
+  // where a host runs more ranks than cores (CostInputs::oversubscribed), and for an allreduce with a core per rank
+  // where twoshot goes through the window (not CopiesInPlace); kHierBesideLeaderScale for hier's
   // allreduce across hosts of two ranks each where hier_leader was timed beside it; else 1.
-  double timedScale(AlgoId id, CollKind kind, const std::vector<AlgoId>& candidates,
+  double timedScale(AlgoId id, CollKind kind, uint64_t bytes, const std::vector<AlgoId>& candidates,
                     const std::vector<double>& us) const;
   // Whether `id` may be timed as a close rival of the model's choice, estimated at `pickUs` for the class of `bytes`:
   // not where its timedFloorUs is above `pickUs`.
@@ -164,11 +165,15 @@ constexpr double kMeasureTie = 1.02;
 // or rhd first in jobs whose tables ran a window algorithm 1.1-1.4x faster. With this factor, the choices over 1.10x
 // the job's best forced time from 32 KiB to 256 KiB fell from 23 to 7 in 36 jobs (docs/PERFORMANCE.md, "Thirteenth
 // session"). Where the warm timing is right, a window algorithm chosen by it runs at most 1.2x the time of the other.
-// Only where a host runs more ranks than cores (CostInputs::oversubscribed), as those 4 ranks on 2 cores did. With a
-// core per rank (16 vCPUs) it had twoshot chosen at 32-128 KiB: there one launch's timing had the ring first at 64
-// KiB (19.8 us against twoshot's 22.9), and rd, rhd or the ring ran 1.11-1.47x faster in selector_perf. Unscaled, 32
-// KiB went to rd; 64-128 KiB, where twoshot times level, still went to it in some jobs (docs/PERFORMANCE.md,
-// "Twenty-third session").
+// Where a host runs more ranks than cores (CostInputs::oversubscribed), as those 4 ranks on 2 cores did. With a core
+// per rank (16 vCPUs) it had twoshot chosen at 32-128 KiB: there one launch's timing had the ring first at 64 KiB
+// (19.8 us against twoshot's 22.9), and rd, rhd or the ring ran 1.11-1.47x faster in selector_perf, where twoshot went
+// in place from 128 KiB (docs/PERFORMANCE.md, "Twenty-third session"). Once the windows were read in pieces, with the
+// scale up to the size from which twoshot goes in place, the 4-rank allreduce's 32 KiB class went to rd or rhd at
+// 1.12-1.27x the best forced algorithm in 2 selector_perf jobs of 9, against 6 of 7 without it; with twoshot in place
+// from 256 KiB on 4 ranks and 512 KiB on 8 as well, the choices over 1.10x (16 KiB - 1 MiB) per job were 1, 0, 0 on 4
+// ranks and 0, 0, 0 on 8, against 0, 2, 2 and 2, 2, 1 with neither (docs/PERFORMANCE.md, "Twenty-sixth session").
+// Only the allreduce was measured with a core per rank.
 constexpr double kWarmTimingScale = 1.20;
 // What hier's allreduce timing counts for beside hier_leader's, across hosts of two ranks each
 // (AlgoSelector::timedScale). There hier's step within a host moves what hier_leader's does, while its exchange between

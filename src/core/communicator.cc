@@ -546,7 +546,7 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
     // The candidates whose timing settle scaled (AlgoSelector::timedScale), by why.
     std::string besideWindows, besideLeader;
     for (size_t i = 0; i < timed.size(); ++i)
-      if (us[i] > 0 && selector_.timedScale(timed[i], kind, timed, us) != 1.0) {
+      if (us[i] > 0 && selector_.timedScale(timed[i], kind, at, timed, us) != 1.0) {
         std::string& list = timed[i] == AlgoId::Hier ? besideLeader : besideWindows;
         list += (list.empty() ? "; " : ", ") + std::string(GetAlgoInfo(timed[i]).name);
       }

@@ -161,7 +161,7 @@ TEST(AlgorithmSuite, CrossMemoryAttachPlans) {
               RunCase(Desc(kind, count, n, t, op), geo, inPlace, Force(kind, id), &ran);
               if (::testing::Test::HasFatalFailure()) return;
               // Below the size, the window (4096 bytes here) where it fits.
-              const bool viaWindow = whole < PeerAccessMinBytes(n, geo.oversubscribed) &&
+              const bool viaWindow = whole < PeerAccessMinBytes(kind, n, geo.oversubscribed) &&
                                      whole * (kind == CollKind::AllReduce ? 2 : 1) <= geo.windowBytes;
               if (count > 0 && !viaWindow) {
                 ASSERT_EQ(ran, GetAlgoInfo(id).name) << CollKindName(kind) << " n=" << n << " count " << count;
@@ -182,8 +182,9 @@ TEST(AlgorithmSuite, CrossMemoryAttachPlans) {
 }
 
 // Where the window holds the call, the allreduce's twoshot and the allgather's and reduce-scatter's oneshot copy in
-// place from 8 KiB on 2 ranks, from 128 KiB on 3-4 with a core each and from 256 KiB on more or on more ranks than
-// cores (p-1 or 2(p-1) system calls a call).
+// place from 8 KiB on 2 ranks (p-1 or 2(p-1) system calls a call). On more, the allreduce from 256 KiB on 3-4 ranks
+// with a core each, 512 KiB on more, 256 KiB where ranks share cores; the others from 128 KiB on 3-4 with a core each,
+// 256 KiB on more, 512 KiB where ranks share cores.
 TEST(AlgorithmSuite, CrossMemoryAttachFromItsSizeOnwards) {
   for (bool oversubscribed : {false, true})
     for (int n : {2, 3, 4, 5, 8}) {
@@ -193,8 +194,12 @@ TEST(AlgorithmSuite, CrossMemoryAttachFromItsSizeOnwards) {
       geo.rank = n - 1;
       geo.oversubscribed = oversubscribed;
       for (CollKind kind : {CollKind::AllReduce, CollKind::AllGather, CollKind::ReduceScatter}) {
-        const uint64_t from = n <= 2 ? 8 << 10 : n <= 4 && !oversubscribed ? 128 << 10 : 256 << 10;
-        EXPECT_EQ(PeerAccessMinBytes(n, oversubscribed), from);
+        const bool allreduce = kind == CollKind::AllReduce;
+        const uint64_t from = n <= 2           ? 8 << 10
+                              : oversubscribed ? (allreduce ? 256 << 10 : 512 << 10)
+                              : n <= 4         ? (allreduce ? 256 << 10 : 128 << 10)
+                                               : (allreduce ? 512 << 10 : 256 << 10);
+        EXPECT_EQ(PeerAccessMinBytes(kind, n, oversubscribed), from) << CollKindName(kind) << " n=" << n;
         const AlgoId id = kind == CollKind::AllReduce ? AlgoId::TwoShot : AlgoId::OneShot;
         const uint64_t per = kind == CollKind::AllReduce ? 1 : n;  // the whole vector's elements per count
         const uint64_t at = (from + 4 * per - 1) / (4 * per);      // the least count whose whole vector reaches `from`

@@ -417,16 +417,17 @@ TEST(CostModel, CrossMemoryAttachSkipsTheWindowsCopyAndHasNoSizeLimit) {
   CostInputs in = OneHostMapped(4, {0.5, 8.0}, 30.0, 10.0);
   in.peerAccess = true;
   const double lat = 0.5, gbs = 8.0, call = 0.6;
-  // The allreduce's twoshot on 4 ranks from 128 KiB: its part of 3 peers' inputs read and reduced, the result written
-  // to 3 peers, a system call per piece (256 KiB of its part) and peer each way, and no copy into the window.
-  for (double n : {131072.0, 1048576.0, 4194304.0, 67108864.0}) {
+  // The allreduce's twoshot on 4 ranks with a core each from 256 KiB: its part of 3 peers' inputs read and reduced, the
+  // result written to 3 peers, a system call per piece (256 KiB of its part) and peer each way, and no copy into the
+  // window.
+  for (double n : {262144.0, 1048576.0, 4194304.0, 67108864.0}) {
     const double part = 3 * n / 4, pieces = std::max(1.0, std::ceil(n / 4 / (256 << 10)));
     EXPECT_NEAR(EstimateUs("twoshot", CollKind::AllReduce, n, in),
                 2 * lat + 2 * 3 * pieces * call + part / (gbs * 1e3) + part / 10e3 + part / (gbs * 1e3), 1e-6)
         << n;
   }
-  // Below 128 KiB it still goes through the window, with the copy in.
-  for (double n : {4096.0, 65536.0}) {
+  // Below 256 KiB it still goes through the window, with the copy in.
+  for (double n : {4096.0, 65536.0, 131072.0}) {
     const double part = 3 * n / 4;
     EXPECT_NEAR(EstimateUs("twoshot", CollKind::AllReduce, n, in),
                 2 * lat + n / 30e3 + 2 * (part / (gbs * 1e3)) + part / 10e3, 1e-6)
