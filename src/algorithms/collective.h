@@ -58,12 +58,13 @@ constexpr uint64_t kPeerAccessManyRanksMinBytes = 256 << 10;
 constexpr int kPeerAccessFewRanks = 4;
 // Those sizes came from calls on one buffer, reused. Where the calls' buffers change from call to call (selector_perf's
 // rotation through 256 MiB), the first size in place ran slower than the window, for the allreduce's twoshot with a
-// core per rank (4 ranks at 128 KiB: 49-55 us through the window against 61-69 in place; 8 ranks at 256 KiB: 113-160
-// against 164-175) and for the allgather's and reduce-scatter's oneshot on 4 ranks of the 2-core VM at 256 KiB
-// (102-104 us against 112-129, 107-137 against 130-138), while on one buffer, reused, the two ran level there. So
-// those calls go in place from twice the size. The others stay: on one buffer the VM's 4-rank twoshot ran 1.2x faster
-// in place at 256 KiB, with the window level in the rotation, and 4 ranks with a core each ran the allgather at 128
-// KiB 1.6x faster in place (docs/PERFORMANCE.md, "Twenty-sixth session").
+// core per rank (4 ranks at 128 KiB: 49-55 us through the window against 59-69 in place; 8 ranks at 256 KiB: 122-160
+// against 164-176) and for the allgather's and reduce-scatter's oneshot on 4 ranks of the 2-core VM at 256 KiB
+// (101-117 us against 121-128, 108-131 against 131-145). On one buffer, reused, those ran level there, but for the
+// 4-rank allreduce with a core per rank, 11-20% faster in place. So those calls go in place from twice the size. The
+// others stay: on one buffer the VM's 4-rank twoshot ran 1.2x faster in place at 256 KiB, with the window level in
+// the rotation, and 4 ranks with a core each ran the allgather at 128 KiB 1.5-1.9x faster in place
+// (docs/PERFORMANCE.md, "Twenty-sixth session").
 constexpr uint64_t kPeerAccessLaterFactor = 2;
 
 // What those plans reduce or write of their peers' buffers at a time: small enough to stay in cache between the reads
