@@ -166,14 +166,14 @@ constexpr double kMeasureTie = 1.02;
 // the job's best forced time from 32 KiB to 256 KiB fell from 23 to 7 in 36 jobs (docs/PERFORMANCE.md, "Thirteenth
 // session"). Where the warm timing is right, a window algorithm chosen by it runs at most 1.2x the time of the other.
 // Where a host runs more ranks than cores (CostInputs::oversubscribed), as those 4 ranks on 2 cores did. With a core
-// per rank (16 vCPUs) it had twoshot chosen at 32-128 KiB: there one launch's timing had the ring first at 64 KiB
-// (19.8 us against twoshot's 22.9), and rd, rhd or the ring ran 1.11-1.47x faster in selector_perf, where twoshot went
-// in place from 128 KiB (docs/PERFORMANCE.md, "Twenty-third session"). Once the windows were read in pieces, with the
+// per rank (16 vCPUs) it had twoshot chosen at 32-128 KiB: there one launch's timing had the ring first at 64 KiB (19.8
+// us against twoshot's 22.9), and rd, rhd or the ring ran 1.11-1.47x faster in selector_perf, where twoshot went in
+// place from 128 KiB (docs/PERFORMANCE.md, "Twenty-third session"). Once the windows were read in pieces, with the
 // scale up to the size from which twoshot goes in place, the 4-rank allreduce's 32 KiB class went to rd or rhd at
-// 1.12-1.27x the best forced algorithm in 2 selector_perf jobs of 9, against 6 of 7 without it; with twoshot in place
-// from 256 KiB on 4 ranks and 512 KiB on 8 as well, the choices over 1.10x (16 KiB - 1 MiB) per job were 1, 0, 0 on 4
-// ranks and 0, 0, 0 on 8, against 0, 2, 2 and 2, 2, 1 with neither (docs/PERFORMANCE.md, "Twenty-sixth session").
-// Only the allreduce was measured with a core per rank.
+// 1.12-1.27x the best forced algorithm in 2 selector_perf jobs of 9 in the trial (2 of 5 on the build kept, 1.14x and
+// 1.24x), against 6 of 7 without it; with twoshot in place from 256 KiB on 4 ranks and 512 KiB on 8 as well, the
+// choices over 1.10x (16 KiB - 1 MiB) per job were 1, 0, 0 on 4 ranks and 0, 0, 0 on 8, against 0, 2, 2 and 2, 2, 1
+// with neither (docs/PERFORMANCE.md, "Twenty-sixth session"). Only the allreduce was measured with a core per rank.
 constexpr double kWarmTimingScale = 1.20;
 // What hier's allreduce timing counts for beside hier_leader's, across hosts of two ranks each
 // (AlgoSelector::timedScale). There hier's step within a host moves what hier_leader's does, while its exchange between
