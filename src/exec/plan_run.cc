@@ -85,7 +85,7 @@ void PlanRun::runLocalSteps(const Step* first, size_t count) {
     char* dst = at(s.dst, from);
     const char* src = at(s.src, from);
     if (s.op == StepOp::LocalReduce)
-      HostReduce(dst, dst, src, n, plan_.dtype, plan_.op, s.postDivide ? plan_.divisor : 0);
+      HostReduce(dst, dst, src, n, plan_.dtype, plan_.op, divisorOf(s));
     else if (dst != src)
       HostCopy(dst, src, n * esize_);
   };
@@ -186,7 +186,7 @@ Status PlanRun::advanceQueue(QueueState& q, bool* progressed) {
     if (s.waitQueue >= 0 && queues_[s.waitQueue].step < s.waitSteps) return Status::Ok();
     SendConnection* out = q.send[q.step];
     RecvConnection* in = q.recv[q.step];
-    const int divisor = s.postDivide ? plan_.divisor : 0;
+    const int divisor = divisorOf(s);
     if (s.op == StepOp::Signal) {
       PeerWindow* own = windows_[s.dst.buf - kWindowBuf];
       own->setShape(static_cast<int>(windowEpoch_ & 1), shapeWord());

@@ -57,6 +57,8 @@ class PlanRun : public Run {
   // Copy and LocalReduce steps [first, first + count): one at a time, or, for a run of window reads, a piece of every
   // step at a time with the next pieces prefetched, so that the loads from every peer's cache go out together.
   void runLocalSteps(const Step* first, size_t count);
+  // What a reduction of `s` divides its result by (0: none).
+  int divisorOf(const Step& s) const { return s.postDivide ? plan_.divisor : 0; }
   char* at(const BufRef& ref, uint64_t elem) const {
     char* base = ref.buf >= kWindowBuf ? windows_[ref.buf - kWindowBuf]->half(static_cast<int>(windowEpoch_ & 1))
                                        : static_cast<char*>(buffers_[ref.buf]);

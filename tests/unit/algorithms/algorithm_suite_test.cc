@@ -15,6 +15,7 @@
 #include "algorithms/tree_emit.h"
 #include "exec/host_reduce.h"
 #include "sim/plan_simulator.h"
+#include "unit/algorithms/in_place_sizes.h"
 #include "unit/algorithms/sim_case.h"
 
 namespace strata {
@@ -161,7 +162,7 @@ TEST(AlgorithmSuite, CrossMemoryAttachPlans) {
               RunCase(Desc(kind, count, n, t, op), geo, inPlace, Force(kind, id), &ran);
               if (::testing::Test::HasFatalFailure()) return;
               // Below the size, the window (4096 bytes here) where it fits.
-              const bool viaWindow = whole < PeerAccessMinBytes(kind, n, geo.oversubscribed) &&
+              const bool viaWindow = whole < test::ExpectedInPlaceBytes(kind, n, geo.oversubscribed) &&
                                      whole * (kind == CollKind::AllReduce ? 2 : 1) <= geo.windowBytes;
               if (count > 0 && !viaWindow) {
                 ASSERT_EQ(ran, GetAlgoInfo(id).name) << CollKindName(kind) << " n=" << n << " count " << count;
@@ -194,11 +195,7 @@ TEST(AlgorithmSuite, CrossMemoryAttachFromItsSizeOnwards) {
       geo.rank = n - 1;
       geo.oversubscribed = oversubscribed;
       for (CollKind kind : {CollKind::AllReduce, CollKind::AllGather, CollKind::ReduceScatter}) {
-        const bool allreduce = kind == CollKind::AllReduce;
-        const uint64_t from = n <= 2           ? 8 << 10
-                              : oversubscribed ? (allreduce ? 256 << 10 : 512 << 10)
-                              : n <= 4         ? (allreduce ? 256 << 10 : 128 << 10)
-                                               : (allreduce ? 512 << 10 : 256 << 10);
+        const uint64_t from = test::ExpectedInPlaceBytes(kind, n, oversubscribed);
         EXPECT_EQ(PeerAccessMinBytes(kind, n, oversubscribed), from) << CollKindName(kind) << " n=" << n;
         const AlgoId id = kind == CollKind::AllReduce ? AlgoId::TwoShot : AlgoId::OneShot;
         const uint64_t per = kind == CollKind::AllReduce ? 1 : n;  // the whole vector's elements per count

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "unit/algorithms/in_place_sizes.h"
+
 namespace strata {
 namespace {
 
@@ -51,14 +53,8 @@ AlgoId Cheapest(CollKind kind, uint64_t bytes, const CostInputs& in) {
     if (!a.implemented || !AlgoServes(a.id, kind)) continue;
     // Offered up to 8 KiB, and above where they copy in place at a measured scale (twoshot's allreduce, the others'
     // oneshot).
-    // In place from 8 KiB on 2 ranks; on more, the allreduce from 256 KiB (512 KiB over 4 ranks with a core each), the
-    // others from 128 KiB on 3-4 ranks with a core each, 256 KiB on more, 512 KiB where ranks share cores; or beyond
-    // the window.
-    const bool allreduce = kind == CollKind::AllReduce, few = in.nranks <= 4;
-    const uint64_t from = in.nranks <= 2      ? 8 << 10
-                          : in.oversubscribed ? (allreduce ? 256 << 10 : 512 << 10)
-                          : allreduce         ? (few ? 256 << 10 : 512 << 10)
-                                              : (few ? 128 << 10 : 256 << 10);
+    // In place from the documented size on (test::ExpectedInPlaceBytes), or beyond the window.
+    const uint64_t from = test::ExpectedInPlaceBytes(kind, in.nranks, in.oversubscribed);
     const uint64_t published = kind == CollKind::AllReduce   ? 2 * bytes
                                : kind == CollKind::AllGather ? bytes / in.nranks
                                                              : bytes;
