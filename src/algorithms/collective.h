@@ -71,6 +71,13 @@ constexpr uint64_t kPeerAccessLaterFactor = 2;
 // and the writes (a 2-process prototype of the allreduce at 1-16 MiB: 256 KiB pieces 1.14-1.31x faster than 64 KiB).
 constexpr uint64_t kPeerPieceBytes = 256 << 10;
 
+// Through the window, a call that writes at most this many bytes of its own window claims those lines for the next
+// call (StepOp::ClaimWindow). The peers' reads leave them shared in their caches, and each write of the next call
+// would first wait for those copies to be invalidated. With a core per rank (16 vCPUs, three rounds) the claims took
+// 4 KiB on 4 ranks from 2.98-3.41 us to 2.73-2.98 and 2 KiB from 2.17-2.37 to 1.86-2.00; from 32 KiB they ran level
+// or slower (docs/PERFORMANCE.md, "Twenty-seventh session").
+constexpr uint64_t kClaimWindowMaxBytes = 16 << 10;
+
 // From this size (SelectorBytes) a call whose selected plan does not go in place asks every rank whether its buffers
 // come from strataMemAlloc (one 4-byte ring allreduce: 0.65 us on 2 ranks, 25 us on 4 ranks of the 2-core development
 // VM, where a 4 MiB allreduce on 2 ranks took 316-574 us), and runs the in-place plan where they all do: on 2 ranks

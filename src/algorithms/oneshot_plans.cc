@@ -8,7 +8,9 @@
 //   that peer's flag is up (the copies of the early peers' parts overlap the wait for the late ones).
 // Reductions run in rank order, so every rank computes bit-identical results. Consecutive calls use
 // the two halves of each window in turn: a rank rewrites a half only after every peer has signalled
-// the following call, by which time they have finished reading it.
+// the following call, by which time they have finished reading it. So once this call's stage-1 flags are all up, the
+// other half is free, and a small call claims the lines the next call will write there (StepOp::ClaimWindow), where
+// the rank would otherwise wait: two-shot after raising its second flag, one-shot at its end.
 // Where the ranks reach each other's memory by cross-memory attach (PlanGeometry::peerAccess), buffers from
 // PeerAccessMinBytes (8 KiB on 2 ranks, 128-512 KiB on more by the collective, the rank count and whether ranks share
 // cores), or larger than the window, go in place: every rank publishes its call's buffers with its first flag, then
@@ -18,6 +20,8 @@
 // rank's output is complete. Without cross-memory attach a buffer larger than the window runs the FIFO algorithms
 // (direct or ring for allreduce, ring otherwise).
 #include <algorithm>
+#include <initializer_list>
+#include <utility>
 
 #include "algorithms/algorithms.h"
 #include "algorithms/plan_builder.h"
@@ -37,6 +41,16 @@ bool FitsWindow(const PlanGeometry& geo, uint64_t elems, strataDataType_t dtype)
 void SignalAndWait(PlanQueue& q, int n, int r, uint64_t stage) {
   Emit(q, StepOp::Signal, -1, -1, {}, Win(r, 0), stage);
   for (int i = 1; i < n; ++i) Emit(q, StepOp::WaitPeer, Mod(r + i, n), -1, {}, {}, stage);
+}
+
+// Claims the next call's lines of this rank's window that this call writes: `ranges` as (offset, count) in elements,
+// when they come to kClaimWindowMaxBytes at most.
+void ClaimWrites(PlanQueue& q, int r, strataDataType_t dtype,
+                 std::initializer_list<std::pair<uint64_t, uint64_t>> ranges) {
+  uint64_t elems = 0;
+  for (const auto& range : ranges) elems += range.second;
+  if (elems * DataTypeSize(dtype) > kClaimWindowMaxBytes) return;
+  for (const auto& range : ranges) Emit(q, StepOp::ClaimWindow, -1, -1, {}, Win(r, range.first), range.second);
 }
 
 // dst = the reduction, in rank order, of `count` elements at `offset` of every rank's window.
@@ -144,6 +158,7 @@ Plan OneShotPlan(const CollDesc& desc, const PlanGeometry& geo) {
       for (int p = 0; p < n; ++p) Emit(q, StepOp::Copy, -1, -1, Win(p, 0), Ref(kRecvBuf, p * c), c);
       break;
   }
+  ClaimWrites(q, r, desc.dtype, {{0, published}});
   return plan;
 }
 
@@ -171,6 +186,7 @@ Plan TwoShotPlan(const CollDesc& desc, const PlanGeometry& geo) {
   PartOf(c, n, r, &off, &len);
   ReduceWindows(q, n, off, Win(r, c + off), len);
   Emit(q, StepOp::Signal, -1, -1, {}, Win(r, 0), 2);
+  ClaimWrites(q, r, desc.dtype, {{0, c}, {c + off, len}});
   for (int i = 0; i < n; ++i) {
     const int p = Mod(r + i, n);
     if (i > 0) Emit(q, StepOp::WaitPeer, p, -1, {}, {}, 2);

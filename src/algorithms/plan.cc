@@ -16,6 +16,8 @@ const char* StepOpName(StepOp op) {
     case StepOp::LocalReduce: return "localReduce";
     case StepOp::Signal: return "signal";
     case StepOp::WaitPeer: return "waitPeer";
+    case StepOp::ClaimWindow:
+      return "claimWindow";
     case StepOp::PeerRead:
       return "peerRead";
     case StepOp::PeerReduce:

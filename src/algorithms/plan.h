@@ -24,6 +24,10 @@ enum class StepOp : uint8_t {
   // Peer-mapped windows (the direct one-shot and two-shot algorithms). `count` is the stage, 1-3.
   Signal,    // raise this rank's window flag to the call's stage `count`, and wake the peers it waits on
   WaitPeer,  // wait until rank recvPeer's window flag reaches stage `count` of this call
+  // A hint with no effect on the data: claim `count` elements from dst.offset of this rank's window (dst) for writing,
+  // in the half the next call uses, so that the next call's writes do not wait for the peers' copies of those lines to
+  // be invalidated. Only after every peer's stage-1 flag of this call is up: they are done with that half then.
+  ClaimWindow,
   // Cross-memory attach (the direct algorithms above the window's size): `peer` is a buffer (kSendBuf or kRecvBuf)
   // of rank recvPeer's call (reads) or sendPeer's (writes), which that rank published with its stage-1 signal.
   PeerRead,    // dst = peer

@@ -30,6 +30,9 @@ void HostCopyVector(void* dst, const void* src, size_t bytes);
 // Copy with non-temporal stores whatever the size: for output that will not be read again soon and
 // is too large to stay in cache, it saves reading each destination line before writing it.
 void HostCopyStreaming(void* dst, const void* src, size_t bytes);
+// Asks for the lines of [p, p + bytes) in a state that lets this core write them (prefetchw), without waiting: where
+// other cores last read those lines, the writes that follow do not stall on invalidating their copies.
+void HostClaimLines(const void* p, size_t bytes);
 // HostReduce whose result goes to dst with non-temporal stores (through a small cache-resident buffer): for a
 // slot another core will read, when the caches pass written lines between cores slowly (SlotStoreTuner).
 void HostReduceStreaming(void* dst, const void* a, const void* b, size_t count, strataDataType_t type, strataRedOp_t op,

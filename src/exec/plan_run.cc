@@ -150,7 +150,7 @@ Status PlanRun::init() {
         qs.recv.push_back(nullptr);
         continue;
       }
-      if (s.op == StepOp::Signal || s.op == StepOp::WaitPeer) {
+      if (s.op == StepOp::Signal || s.op == StepOp::WaitPeer || s.op == StepOp::ClaimWindow) {
         if (s.op == StepOp::WaitPeer) {
           STRATA_CHECK(resolveWindow(s.recvPeer));
           if (std::find(wake_.begin(), wake_.end(), windows_[s.recvPeer]) == wake_.end())
@@ -194,6 +194,13 @@ Status PlanRun::advanceQueue(QueueState& q, bool* progressed) {
         own->publishBuffers(static_cast<int>(windowEpoch_ & 1), buffers_[kSendBuf], buffers_[kRecvBuf]);
       own->raise(flagValue(s.count));
       for (PeerWindow* w : wake_) w->wake();
+      ++q.step;
+      *progressed = true;
+      continue;
+    }
+    if (s.op == StepOp::ClaimWindow) {
+      PeerWindow* own = windows_[s.dst.buf - kWindowBuf];
+      HostClaimLines(own->half(static_cast<int>((windowEpoch_ + 1) & 1)) + s.dst.offset * esize_, s.count * esize_);
       ++q.step;
       *progressed = true;
       continue;

@@ -182,6 +182,20 @@ void HostCopyVector(void* dst, const void* src, size_t bytes) {
   VectorCopy(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), bytes);
 }
 
+void HostClaimLines(const void* p, size_t bytes) {
+  if (bytes == 0) return;
+  const uintptr_t first = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63};
+  const uintptr_t end = reinterpret_cast<uintptr_t>(p) + bytes;
+  for (uintptr_t line = first; line < end; line += 64) {
+#if defined(__x86_64__)
+    // prefetchw: on processors without it (Intel before Broadwell) the opcode is a no-op.
+    asm volatile("prefetchw (%0)" ::"r"(line));
+#else
+    __builtin_prefetch(reinterpret_cast<const void*>(line), 1, 3);
+#endif
+  }
+}
+
 void HostCopyStreaming(void* dst, const void* src, size_t bytes) {
   if (bytes == 0 || dst == src) return;
   StreamingCopy(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), bytes);

@@ -2,10 +2,12 @@
 // through the plan simulator for 1-64 ranks and every size edge, against the float64 reference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "algorithms/algo_spec.h"
@@ -230,6 +232,7 @@ TEST(AlgorithmSuite, TwoShotCopiesEachPartOnceItsOwnerHasReducedIt) {
       while (i < steps.size() && !(steps[i].op == StepOp::Signal && steps[i].count == 2)) ++i;
       ASSERT_LT(i, steps.size()) << "no second flag, n=" << n;
       ++i;
+      while (i < steps.size() && steps[i].op == StepOp::ClaimWindow) ++i;  // the next call's lines (a hint)
       uint64_t copied = 0;
       for (int k = 0; k < n; ++k) {
         const int p = (r + k) % n;
@@ -251,6 +254,78 @@ TEST(AlgorithmSuite, TwoShotCopiesEachPartOnceItsOwnerHasReducedIt) {
       EXPECT_EQ(i, steps.size());
       EXPECT_EQ(copied, count);
     }
+}
+
+// Through the window, a call that writes at most kClaimWindowMaxBytes of its own window claims exactly those lines
+// for the next call, and only once every peer's stage-1 flag is up (the peers are done with the other half then) and
+// this rank has written all it writes: two-shot after its second flag, one-shot at its end. Larger calls, and those
+// that go in place or by the FIFOs, claim nothing.
+TEST(AlgorithmSuite, SmallWindowCallsClaimTheLinesTheNextCallWrites) {
+  using Ranges = std::vector<std::pair<uint64_t, uint64_t>>;
+  auto merged = [](Ranges in) {  // sorted, touching ranges joined
+    std::sort(in.begin(), in.end());
+    Ranges out;
+    for (const auto& x : in) {
+      if (!out.empty() && x.first <= out.back().first + out.back().second)
+        out.back().second = std::max(out.back().first + out.back().second, x.first + x.second) - out.back().first;
+      else
+        out.push_back(x);
+    }
+    return out;
+  };
+  int claiming = 0, notClaiming = 0;
+  for (int n : {2, 3, 4, 8})
+    for (int r : {0, n - 1})
+      for (CollKind kind : {CollKind::AllReduce, CollKind::AllGather, CollKind::ReduceScatter})
+        for (AlgoId id : {AlgoId::OneShot, AlgoId::TwoShot})
+          for (uint64_t count : {uint64_t{1}, uint64_t{37}, uint64_t{kClaimWindowMaxBytes / 4 / n},
+                                 uint64_t{kClaimWindowMaxBytes / 4 / n + 64}, uint64_t{kClaimWindowMaxBytes}}) {
+            PlanGeometry geo = TinyGeometry(n, 1);
+            geo.windowBytes = 1 << 20;
+            geo.rank = r;
+            const Plan plan = BuildPlanWith(id, Desc(kind, count, n), geo);
+            const std::string where = std::string(plan.algorithm) + " " + CollKindName(kind) +
+                                      " n=" + std::to_string(n) + " r=" + std::to_string(r) +
+                                      " count=" + std::to_string(count);
+            ASSERT_EQ(plan.queues.size(), 1u) << where;
+            ASSERT_GT(plan.windowElems, 0u) << where;
+            const std::vector<Step>& steps = plan.queues[0].steps;
+            Ranges written, claimed;
+            size_t lastStage1Wait = 0, lastWrite = 0, firstClaim = steps.size();
+            for (size_t i = 0; i < steps.size(); ++i) {
+              const Step& s = steps[i];
+              if (s.op == StepOp::WaitPeer && s.count == 1) lastStage1Wait = i;
+              if (s.op == StepOp::ClaimWindow) {
+                EXPECT_EQ(s.dst.buf, kWindowBuf + r) << where << ": a claim of another rank's window";
+                claimed.emplace_back(s.dst.offset, s.count);
+                firstClaim = std::min(firstClaim, i);
+              } else if ((s.op == StepOp::Copy || s.op == StepOp::LocalReduce) && s.dst.buf == kWindowBuf + r) {
+                written.emplace_back(s.dst.offset, s.count);
+                lastWrite = i;
+              }
+            }
+            uint64_t writtenElems = 0;
+            for (const auto& w : merged(written)) writtenElems += w.second;
+            if (writtenElems * 4 > kClaimWindowMaxBytes) {
+              EXPECT_TRUE(claimed.empty()) << where;
+              ++notClaiming;
+              continue;
+            }
+            ++claiming;
+            EXPECT_EQ(merged(claimed), merged(written)) << where;
+            EXPECT_GT(firstClaim, lastStage1Wait) << where << ": a claim before every peer's first flag";
+            EXPECT_GT(firstClaim, lastWrite) << where << ": a claim before this call's own writes";
+          }
+  EXPECT_GT(claiming, 0);
+  EXPECT_GT(notClaiming, 0);
+  // In place (cross-memory attach) and by the FIFOs: no claims.
+  for (bool peerAccess : {true, false}) {
+    PlanGeometry geo = TinyGeometry(4, 1);
+    geo.peerAccess = peerAccess;
+    geo.windowBytes = peerAccess ? 1 << 20 : 1024;
+    const Plan plan = BuildPlanWith(AlgoId::TwoShot, Desc(CollKind::AllReduce, 1 << 20, 4), geo);
+    for (const Step& s : plan.queues.at(0).steps) EXPECT_NE(s.op, StepOp::ClaimWindow) << plan.algorithm;
+  }
 }
 
 // The in-place allreduce's order within a piece: every peer's part read and reduced before the result is written into

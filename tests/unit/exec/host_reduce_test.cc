@@ -6,6 +6,8 @@
 #include <cpuid.h>
 #include <gtest/gtest.h>
 #include <immintrin.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -476,6 +478,24 @@ TEST(HostCopyStreaming, CopiesExactlyTheBytes) {
     EXPECT_EQ(std::memcmp(dst.data(), src.data(), bytes), 0) << bytes;
     EXPECT_TRUE(dst.GuardsIntact()) << bytes;
   }
+}
+
+// A claim is a hint: it leaves the bytes as they were, at any alignment and length, and on memory this process may
+// only read (a claim made by writing would fault there).
+TEST(HostClaimLines, ChangesNothingAndNeverFaults) {
+  std::vector<uint8_t> buf(4096 + 128);
+  std::mt19937 rng(7);
+  for (auto& b : buf) b = static_cast<uint8_t>(rng());
+  const std::vector<uint8_t> before = buf;
+  for (size_t offset : {0, 1, 63, 64, 100})
+    for (size_t bytes : {0, 1, 64, 65, 4000}) HostClaimLines(buf.data() + offset, bytes);
+  EXPECT_EQ(buf, before);
+  const long page = sysconf(_SC_PAGESIZE);
+  void* ro = mmap(nullptr, static_cast<size_t>(2 * page), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(ro, MAP_FAILED);
+  HostClaimLines(static_cast<char*>(ro) + 5, static_cast<size_t>(2 * page - 5));
+  EXPECT_EQ(static_cast<const char*>(ro)[page], 0);
+  munmap(ro, static_cast<size_t>(2 * page));
 }
 
 TEST_F(IsaTest, ForcingChecksTheCpu) {
