@@ -210,8 +210,11 @@ constexpr uint64_t kSmallAllGatherBytes = 2 << 10;
 // 4 and 8 KiB (1.44 us against 1.57, 2.27 against 2.68), while in selector_perf's tables oneshot ran 1.10-1.19x faster
 // than rd from 8 B to 512 B (1.08x at 1 KiB) and rd was the best forced algorithm at 2 and 4 KiB in four jobs of
 // four, and with a core per rank oneshot ran 1.13-1.18x faster from 8 B to 128 B (docs/PERFORMANCE.md, "Fourteenth
-// session" and "Nineteenth session").
-constexpr uint64_t kTwoRankOneshotAllReduceBytes = 1 << 10;
+// session" and "Nineteenth session"). Since the window's lines are claimed for the next call (kClaimWindowMaxBytes),
+// oneshot's 2 KiB on the VM takes 0.78-0.84 us back to back against rd's 1.13-1.28 (1.14-1.17 us before), and in two
+// selector_perf jobs 1.2 us against 1.4, where rd kept it; at 4 KiB 1.29-1.37 us against 1.52-1.58 back to back, level
+// in selector_perf (docs/PERFORMANCE.md, "Twenty-seventh session"). So up to 2 KiB.
+constexpr uint64_t kTwoRankOneshotAllReduceBytes = 2 << 10;
 constexpr double kSmallAllReduceMargin = 1.25;
 // On one host of 3 to kCorePerRankWindowMaxRanks ranks, each with a core of its own, an allreduce up to
 // kSmallAllReduceBytes runs oneshot up to kCorePerRankOneshotAllReduceBytes and twoshot above, whatever the model
