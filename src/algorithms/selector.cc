@@ -263,6 +263,10 @@ double AlgoSelector::timedScale(AlgoId id, CollKind kind, uint64_t bytes, const 
                          : kind == CollKind::AllReduce && !CopiesInPlace(in_, "twoshot", kind, ClassBytes(bytes));
   if (warmFavoured && oneHostOfThreeOrMore() && !IsWindowAlgo(id) && timedBeside(IsWindowAlgo)) return kWarmTimingScale;
   if (kind != CollKind::AllReduce) return 1.0;
+  if (id == AlgoId::TwoShot && ClassBytes(bytes) <= kInPlaceWarmTimingMaxBytes &&
+      CopiesInPlace(in_, "twoshot", kind, ClassBytes(bytes)) &&
+      timedBeside([](AlgoId other) { return other != AlgoId::TwoShot; }))
+    return kInPlaceWarmTimingScale;
   if (id == AlgoId::Hier && in_.nhosts > 1 && in_.ranksPerHost == 2 &&
       timedBeside([](AlgoId other) { return other == AlgoId::HierLeader; }))
     return kHierBesideLeaderScale;

@@ -721,6 +721,32 @@ TEST(Selector, WithACorePerRankTheWarmTimingIsScaledWhileTwoshotGoesThroughTheWi
             AlgoId::OneShot);
 }
 
+// Where twoshot goes in place below 128 KiB (2 ranks from 8 KiB), its allreduce timing counts kInPlaceWarmTimingScale
+// times: the first call's timing reaches warm pages that calls moving through memory do not (docs/PERFORMANCE.md).
+TEST(Selector, TwoshotInPlaceCountsItsWarmTimingScaledBelowItsLimit) {
+  const std::vector<AlgoId> cands = {AlgoId::TwoShot, AlgoId::Ring, AlgoId::Rd, AlgoId::OneShot};
+  AlgoSelector two(WithCrossMemoryAttach(TwoRanksAsTheVmCalibrates()));
+  // Three launches' 64 KiB class on the VM: twoshot first as measured, the ring or rd once scaled.
+  for (const std::vector<double>& us :
+       {std::vector<double>{7.2, 8.6, 8.9, 13.4}, {7.1, 8.7, 9.1, 12.5}, {6.1, 8.9, 8.7, 12.9}}) {
+    EXPECT_DOUBLE_EQ(two.timedScale(AlgoId::TwoShot, CollKind::AllReduce, 64 << 10, cands, us),
+                     kInPlaceWarmTimingScale);
+    EXPECT_DOUBLE_EQ(two.timedScale(AlgoId::Ring, CollKind::AllReduce, 64 << 10, cands, us), 1.0);
+    EXPECT_NE(two.settle(CollKind::AllReduce, 64 << 10, cands, us), AlgoId::TwoShot) << us[0];
+  }
+  EXPECT_EQ(two.settle(CollKind::AllReduce, 32 << 10, cands, {4.5, 6.4, 4.2, 9.7}), AlgoId::Rd);
+  // Over 1.5x faster it keeps the class; from 128 KiB its timing stands as measured.
+  EXPECT_EQ(two.settle(CollKind::AllReduce, 64 << 10, cands, {5.5, 8.6, 8.9, 13.4}), AlgoId::TwoShot);
+  const std::vector<double> large = {10.1, 15.8, 16.6, 24.5};
+  EXPECT_DOUBLE_EQ(two.timedScale(AlgoId::TwoShot, CollKind::AllReduce, 128 << 10, cands, large), 1.0);
+  EXPECT_EQ(two.settle(CollKind::AllReduce, 128 << 10, cands, large), AlgoId::TwoShot);
+  // Alone, or through the window (no cross-memory attach), as measured.
+  EXPECT_DOUBLE_EQ(two.timedScale(AlgoId::TwoShot, CollKind::AllReduce, 64 << 10, {AlgoId::TwoShot}, {7.2}), 1.0);
+  AlgoSelector window(TwoRanksAsTheVmCalibrates());
+  EXPECT_DOUBLE_EQ(window.timedScale(AlgoId::TwoShot, CollKind::AllReduce, 64 << 10, cands, large), 1.0);
+  EXPECT_EQ(window.settle(CollKind::AllReduce, 64 << 10, cands, {7.2, 8.6, 8.9, 13.4}), AlgoId::TwoShot);
+}
+
 // Across hosts of two ranks each, hier's allreduce timing beside hier_leader's counts times kHierBesideLeaderScale:
 // there the two timed level at the first call where back to back hier ran slower (docs/PERFORMANCE.md).
 TEST(Selector, AcrossHostsOfTwoRanksHierCountsItsTimingScaledBesideHierLeader) {
