@@ -721,9 +721,10 @@ TEST(Selector, WithACorePerRankTheWarmTimingIsScaledWhileTwoshotGoesThroughTheWi
             AlgoId::OneShot);
 }
 
-// Where twoshot goes in place below 128 KiB (2 ranks from 8 KiB), its allreduce timing counts kInPlaceWarmTimingScale
-// times: the first call's timing reaches warm pages that calls moving through memory do not (docs/PERFORMANCE.md).
-TEST(Selector, TwoshotInPlaceCountsItsWarmTimingScaledBelowItsLimit) {
+// On 2 ranks, where twoshot's allreduce (to 64 KiB) or oneshot's reduce-scatter (to 256 KiB) reads its peer's buffer in
+// place, its timing counts kInPlaceWarmTimingScale times: the first call's timing reaches warm pages that calls moving
+// through memory do not (docs/PERFORMANCE.md).
+TEST(Selector, ReadsInPlaceCountTheirWarmTimingScaledOnTwoRanks) {
   const std::vector<AlgoId> cands = {AlgoId::TwoShot, AlgoId::Ring, AlgoId::Rd, AlgoId::OneShot};
   AlgoSelector two(WithCrossMemoryAttach(TwoRanksAsTheVmCalibrates()));
   // Three launches' 64 KiB class on the VM: twoshot first as measured, the ring or rd once scaled.
@@ -745,6 +746,22 @@ TEST(Selector, TwoshotInPlaceCountsItsWarmTimingScaledBelowItsLimit) {
   AlgoSelector window(TwoRanksAsTheVmCalibrates());
   EXPECT_DOUBLE_EQ(window.timedScale(AlgoId::TwoShot, CollKind::AllReduce, 64 << 10, cands, large), 1.0);
   EXPECT_EQ(window.settle(CollKind::AllReduce, 64 << 10, cands, {7.2, 8.6, 8.9, 13.4}), AlgoId::TwoShot);
+  // The reduce-scatter: two launches' 128 and 256 KiB classes, oneshot first as measured, the ring once scaled.
+  const std::vector<AlgoId> rs = {AlgoId::Rd, AlgoId::Ring, AlgoId::Rhd, AlgoId::OneShot};
+  const std::vector<double> at128 = {10.5, 7.9, 11.2, 6.8}, at256 = {19.0, 14.2, 19.8, 11.7};
+  for (uint64_t kib : {128, 256}) {
+    const std::vector<double>& us = kib == 128 ? at128 : at256;
+    EXPECT_DOUBLE_EQ(two.timedScale(AlgoId::OneShot, CollKind::ReduceScatter, kib << 10, rs, us),
+                     kInPlaceWarmTimingScale);
+    EXPECT_EQ(two.settle(CollKind::ReduceScatter, kib << 10, rs, us), AlgoId::Ring) << kib;
+  }
+  // From 512 KiB, and for the allgather's oneshot (it only writes into its peer's output), as measured.
+  EXPECT_EQ(two.settle(CollKind::ReduceScatter, 512 << 10, rs, {40.0, 30.0, 40.0, 25.0}), AlgoId::OneShot);
+  EXPECT_EQ(two.settle(CollKind::AllGather, 128 << 10, rs, {9.6, 10.5, 10.2, 5.4}), AlgoId::OneShot);
+  // Over 2 ranks (4 with a core each: the reduce-scatter in place from 128 KiB), as measured.
+  AlgoSelector four(WithCrossMemoryAttach(CorePerRank(OneHostWindows())));
+  EXPECT_DOUBLE_EQ(four.timedScale(AlgoId::OneShot, CollKind::ReduceScatter, 256 << 10, rs, {19.0, 14.2, 19.8, 11.7}),
+                   1.0);
 }
 
 // Across hosts of two ranks each, hier's allreduce timing beside hier_leader's counts times kHierBesideLeaderScale:
