@@ -262,12 +262,13 @@ double AlgoSelector::timedScale(AlgoId id, CollKind kind, uint64_t bytes, const 
       in_.oversubscribed ? AlgoServes(AlgoId::OneShot, kind)
                          : kind == CollKind::AllReduce && !CopiesInPlace(in_, "twoshot", kind, ClassBytes(bytes));
   if (warmFavoured && oneHostOfThreeOrMore() && !IsWindowAlgo(id) && timedBeside(IsWindowAlgo)) return kWarmTimingScale;
-  // On 2 ranks, the plans that read the peer's buffer in place, up to their sizes (see kInPlaceWarmTimingScale).
+  // On 2 ranks, the plans that go in place, up to their sizes (see kInPlaceWarmTimingScale).
   const uint64_t cb = ClassBytes(bytes);
-  const bool readsInPlace =
+  const bool inPlaceWarm =
       (kind == CollKind::AllReduce && id == AlgoId::TwoShot && cb <= kInPlaceWarmAllReduceMaxBytes) ||
-      (kind == CollKind::ReduceScatter && id == AlgoId::OneShot && cb <= kInPlaceWarmReduceScatterMaxBytes);
-  if (in_.nranks == 2 && readsInPlace && CopiesInPlace(in_, GetAlgoInfo(id).name, kind, cb) &&
+      (kind == CollKind::ReduceScatter && id == AlgoId::OneShot && cb <= kInPlaceWarmReduceScatterMaxBytes) ||
+      (kind == CollKind::AllGather && id == AlgoId::OneShot && cb <= kInPlaceWarmAllGatherMaxBytes);
+  if (in_.nranks == 2 && inPlaceWarm && CopiesInPlace(in_, GetAlgoInfo(id).name, kind, cb) &&
       timedBeside([id](AlgoId other) { return other != id; }))
     return kInPlaceWarmTimingScale;
   if (kind != CollKind::AllReduce) return 1.0;

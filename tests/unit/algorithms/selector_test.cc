@@ -721,10 +721,10 @@ TEST(Selector, WithACorePerRankTheWarmTimingIsScaledWhileTwoshotGoesThroughTheWi
             AlgoId::OneShot);
 }
 
-// On 2 ranks, where twoshot's allreduce (to 64 KiB) or oneshot's reduce-scatter (to 256 KiB) reads its peer's buffer in
-// place, its timing counts kInPlaceWarmTimingScale times: the first call's timing reaches warm pages that calls moving
-// through memory do not (docs/PERFORMANCE.md).
-TEST(Selector, ReadsInPlaceCountTheirWarmTimingScaledOnTwoRanks) {
+// On 2 ranks, where twoshot's allreduce (to 64 KiB) or oneshot's reduce-scatter (to 256 KiB) or allgather (to 32 KiB)
+// goes in place, its timing counts kInPlaceWarmTimingScale times: the first call's timing reaches warm pages that calls
+// moving through memory do not (docs/PERFORMANCE.md).
+TEST(Selector, InPlaceTimingsCountScaledOnTwoRanksUpToTheirSizes) {
   const std::vector<AlgoId> cands = {AlgoId::TwoShot, AlgoId::Ring, AlgoId::Rd, AlgoId::OneShot};
   AlgoSelector two(WithCrossMemoryAttach(TwoRanksAsTheVmCalibrates()));
   // Three launches' 64 KiB class on the VM: twoshot first as measured, the ring or rd once scaled.
@@ -755,8 +755,11 @@ TEST(Selector, ReadsInPlaceCountTheirWarmTimingScaledOnTwoRanks) {
                      kInPlaceWarmTimingScale);
     EXPECT_EQ(two.settle(CollKind::ReduceScatter, kib << 10, rs, us), AlgoId::Ring) << kib;
   }
-  // From 512 KiB, and for the allgather's oneshot (it only writes into its peer's output), as measured.
+  // From 512 KiB as measured.
   EXPECT_EQ(two.settle(CollKind::ReduceScatter, 512 << 10, rs, {40.0, 30.0, 40.0, 25.0}), AlgoId::OneShot);
+  // The allgather's oneshot up to 32 KiB (a launch's timing: oneshot 3.3 us, the ring 3.6), as measured from 64 KiB.
+  EXPECT_EQ(two.settle(CollKind::AllGather, 32 << 10, rs, {3.6, 3.6, 4.3, 3.3}), AlgoId::Rd);
+  EXPECT_DOUBLE_EQ(two.timedScale(AlgoId::OneShot, CollKind::AllGather, 64 << 10, rs, {4.8, 6.1, 4.7, 4.3}), 1.0);
   EXPECT_EQ(two.settle(CollKind::AllGather, 128 << 10, rs, {9.6, 10.5, 10.2, 5.4}), AlgoId::OneShot);
   // Over 2 ranks (4 with a core each: the reduce-scatter in place from 128 KiB), as measured.
   AlgoSelector four(WithCrossMemoryAttach(CorePerRank(OneHostWindows())));
