@@ -188,16 +188,15 @@ constexpr double kHierBesideLeaderScale = 1.10;
 // kInPlaceWarmAllReduceMaxBytes, the reduce-scatter's oneshot up to kInPlaceWarmReduceScatterMaxBytes and the
 // allgather's up to kInPlaceWarmAllGatherMaxBytes (2 ranks go in place from 8 KiB). The first call's timing reuses one
 // buffer, where the system calls reach warm pages; calls whose buffers move through memory (selector_perf's rotation
-// through 256 MiB) pay for reaching cold ones. On the 2-core VM, in three
-// selector_perf jobs at 64 KiB, the timing had twoshot at 0.70-0.84x the ring's time (6.1-7.2 us against 8.6-8.9) and
-// the rotation at 1.17-1.21x (22.1-24.3 us against 18.8-20.3), and twoshot was chosen in all three; at 32 KiB it was
-// chosen in one of three at 1.27x the best forced algorithm; at 128 KiB the two ran level in the rotation. The
-// reduce-scatter's oneshot timed at 0.81-0.86x the ring's time at 128-256 KiB and ran 1.07-1.27x it in the rotation
-// (1.25-1.58x at 64 KiB), 1.10x at 512 KiB and at best from 1 MiB; it was chosen from 64 KiB (docs/PERFORMANCE.md,
-// "Twenty-seventh session"). With a core per rank (16 vCPUs) forced twoshot ran 1.34x the best at 32 KiB and 1.06x at
-// 64 KiB in an earlier selector_perf job ("Twenty-third session"). The allgather's oneshot, which only writes into its
-// peer's output, ran 1.16-1.33x the best at 32 KiB in the rotation (chosen in one job of three) and within 1.05x from
-// 64 KiB.
+// through 256 MiB) pay for reaching cold ones. On the 2-core VM, in three selector_perf jobs at 64 KiB, the timing had
+// twoshot at 0.70-0.84x the ring's time (6.1-7.2 us against 8.6-8.9) and the rotation at 1.17-1.21x (22.1-24.3 us
+// against 18.8-20.3), and twoshot was chosen in all three; at 32 KiB it was chosen in one of three at 1.27x the best
+// forced algorithm; at 128 KiB the two ran level in the rotation. The reduce-scatter's oneshot timed at 0.81-0.86x the
+// ring's time at 128-256 KiB and ran 1.07-1.27x it in the rotation (1.25-1.58x at 64 KiB), 1.10x at 512 KiB and at best
+// from 1 MiB; it was chosen from 64 KiB (docs/PERFORMANCE.md, "Twenty-seventh session"). With a core per rank (16
+// vCPUs) forced twoshot ran 1.34x the best at 32 KiB and 1.06x at 64 KiB in an earlier selector_perf job ("Twenty-third
+// session"). The allgather's oneshot, which only writes into its peer's output, ran 1.16-1.33x the best at 32 KiB in
+// the rotation (chosen in one job of three) and within 1.05x from 64 KiB.
 constexpr double kInPlaceWarmTimingScale = 1.5;
 constexpr uint64_t kInPlaceWarmAllReduceMaxBytes = 64 << 10;
 constexpr uint64_t kInPlaceWarmReduceScatterMaxBytes = 256 << 10;
