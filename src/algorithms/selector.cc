@@ -247,6 +247,19 @@ bool AlgoSelector::timedWherever(AlgoId id, CollKind kind, uint64_t bytes) const
   return id == AlgoId::HierLeader && in_.nhosts > 1;
 }
 
+uint64_t InPlaceWarmTimingMaxBytes(CollKind kind) {
+  switch (kind) {
+    case CollKind::AllReduce:
+      return kInPlaceWarmAllReduceMaxBytes;
+    case CollKind::ReduceScatter:
+      return kInPlaceWarmReduceScatterMaxBytes;
+    case CollKind::AllGather:
+      return kInPlaceWarmAllGatherMaxBytes;
+    default:
+      return 0;
+  }
+}
+
 double AlgoSelector::timedScale(AlgoId id, CollKind kind, uint64_t bytes, const std::vector<AlgoId>& candidates,
                                 const std::vector<double>& us) const {
   auto timedBeside = [&](auto matches) {
@@ -258,18 +271,15 @@ double AlgoSelector::timedScale(AlgoId id, CollKind kind, uint64_t bytes, const 
   // algorithms alike (reduce-scatter on 4 ranks at 512 KiB: the ring timed at 0.73-0.89x oneshot's time, then 1.39x
   // slower back to back through the perf tools' moving buffers; docs/PERFORMANCE.md, "Seventeenth session"). With a
   // core per rank, the allreduce while twoshot goes through the window (see kWarmTimingScale).
-  const bool warmFavoured =
-      in_.oversubscribed ? AlgoServes(AlgoId::OneShot, kind)
-                         : kind == CollKind::AllReduce && !CopiesInPlace(in_, "twoshot", kind, ClassBytes(bytes));
-  if (warmFavoured && oneHostOfThreeOrMore() && !IsWindowAlgo(id) && timedBeside(IsWindowAlgo)) return kWarmTimingScale;
-  // On 2 ranks, the plans that go in place, up to their sizes (see kInPlaceWarmTimingScale).
   const uint64_t cb = ClassBytes(bytes);
-  const bool inPlaceWarm =
-      (kind == CollKind::AllReduce && id == AlgoId::TwoShot && cb <= kInPlaceWarmAllReduceMaxBytes) ||
-      (kind == CollKind::ReduceScatter && id == AlgoId::OneShot && cb <= kInPlaceWarmReduceScatterMaxBytes) ||
-      (kind == CollKind::AllGather && id == AlgoId::OneShot && cb <= kInPlaceWarmAllGatherMaxBytes);
-  if (in_.nranks == 2 && inPlaceWarm && CopiesInPlace(in_, GetAlgoInfo(id).name, kind, cb) &&
-      timedBeside([id](AlgoId other) { return other != id; }))
+  const bool warmFavoured = in_.oversubscribed
+                                ? AlgoServes(AlgoId::OneShot, kind)
+                                : kind == CollKind::AllReduce && !CopiesInPlace(in_, "twoshot", kind, cb);
+  if (warmFavoured && oneHostOfThreeOrMore() && !IsWindowAlgo(id) && timedBeside(IsWindowAlgo)) return kWarmTimingScale;
+  // On 2 ranks, the plan that goes in place, up to its collective's size (see kInPlaceWarmTimingScale).
+  const AlgoId inPlace = kind == CollKind::AllReduce ? AlgoId::TwoShot : AlgoId::OneShot;
+  if (in_.nranks == 2 && id == inPlace && cb <= InPlaceWarmTimingMaxBytes(kind) &&
+      CopiesInPlace(in_, GetAlgoInfo(id).name, kind, cb) && timedBeside([id](AlgoId other) { return other != id; }))
     return kInPlaceWarmTimingScale;
   if (kind != CollKind::AllReduce) return 1.0;
   if (id == AlgoId::Hier && in_.nhosts > 1 && in_.ranksPerHost == 2 &&

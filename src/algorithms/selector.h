@@ -201,6 +201,8 @@ constexpr double kInPlaceWarmTimingScale = 1.5;
 constexpr uint64_t kInPlaceWarmAllReduceMaxBytes = 64 << 10;
 constexpr uint64_t kInPlaceWarmReduceScatterMaxBytes = 256 << 10;
 constexpr uint64_t kInPlaceWarmAllGatherMaxBytes = 32 << 10;
+// The largest size class of `kind` whose in-place plan's timing counts kInPlaceWarmTimingScale (0: none).
+uint64_t InPlaceWarmTimingMaxBytes(CollKind kind);
 // Where the two fastest timed candidates come out within this ratio, they are timed again (LookAgainAtCloseCall).
 constexpr double kMeasureCloseCall = 1.15;
 

@@ -544,16 +544,24 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
       }
     }
     // The candidates whose timing settle scaled (AlgoSelector::timedScale), by why.
-    std::string besideWindows, besideLeader;
-    for (size_t i = 0; i < timed.size(); ++i)
-      if (us[i] > 0 && selector_.timedScale(timed[i], kind, at, timed, us) != 1.0) {
-        std::string& list = timed[i] == AlgoId::Hier ? besideLeader : besideWindows;
-        list += (list.empty() ? "; " : ", ") + std::string(GetAlgoInfo(timed[i]).name);
-      }
+    std::string besideWindows, besideLeader, inPlace;
+    for (size_t i = 0; i < timed.size(); ++i) {
+      const double scale = us[i] > 0 ? selector_.timedScale(timed[i], kind, at, timed, us) : 1.0;
+      if (scale == 1.0) continue;
+      std::string& list = timed[i] == AlgoId::Hier           ? besideLeader
+                          : scale == kInPlaceWarmTimingScale ? inPlace
+                                                             : besideWindows;
+      list += (list.empty() ? "; " : ", ") + std::string(GetAlgoInfo(timed[i]).name);
+    }
     if (!besideWindows.empty()) {
       snprintf(buf, sizeof buf, " counted x %.2f beside the window algorithms (timed on warm buffers)",
                kWarmTimingScale);
       times += besideWindows + buf;
+    }
+    if (!inPlace.empty()) {
+      snprintf(buf, sizeof buf, " counted x %.2f in place (its peer's pages warm in the timing)",
+               kInPlaceWarmTimingScale);
+      times += inPlace + buf;
     }
     if (!besideLeader.empty()) {
       snprintf(buf, sizeof buf, " counted x %.2f beside hier_leader", kHierBesideLeaderScale);
