@@ -147,7 +147,15 @@ std::vector<AlgoId> AlgoSelector::candidates(CollKind kind, uint64_t bytes) cons
   if (kind == CollKind::Broadcast || kind == CollKind::Reduce) return out;
   if (pickUs < 0 || at == 0 || corePerRankWindowKeeps(kind, at)) return out;
   if (at < measureMinBytes()) {
-    if (smallOverridesRd(kind, at, pick)) out.push_back(AlgoId::Rd);
+    if (smallOverridesRd(kind, at, pick)) {
+      out.push_back(AlgoId::Rd);
+      // On one host of 2 ranks an allgather's or reduce-scatter's ring is one exchange of a rank's part, as rd's is: on
+      // an AMD EPYC VM the reduce-scatter's was the best forced algorithm from 8 B to 4 KiB in four selector_perf jobs
+      // of four, 1.03-1.08x faster than rd, and the allgather's at 8-32 B in one (docs/PERFORMANCE.md, "Twenty-eighth
+      // session").
+      if (kind != CollKind::AllReduce && in_.nhosts == 1 && estimateUs(AlgoId::Ring, kind, at) >= 0)
+        out.push_back(AlgoId::Ring);
+    }
     return out;
   }
   std::vector<std::pair<double, AlgoId>> close;
@@ -180,9 +188,18 @@ bool AlgoSelector::smallOverridesRd(CollKind kind, uint64_t bytes, AlgoId pick) 
   // too, which the calibration's small allreduce times do not price: over 2 hosts x 2 ranks at 10 Gbit/s the model
   // tied hier's two phases with rd's two exchanges on hop latencies and took hier from 16 B to 4 KiB, where rd or rhd
   // ran 1.10-1.28x faster (docs/PERFORMANCE.md, "Seventeenth session").
+  // On one host of 2 ranks, the classes oneshot keeps outright (smallSizeAlgo): there the two exchange once each, and
+  // which is faster differs by machine. On an Intel VM oneshot's 2 KiB allreduce ran 0.78-0.84 us back to back against
+  // rd's 1.13-1.28; on an AMD EPYC VM rd's ran 0.45-0.63 against oneshot's 0.75-0.89, and in a selector_perf job rd
+  // was the best forced algorithm from 8 B to 2 KiB, oneshot at 1.23x and 1.28x its time at 1 and 2 KiB
+  // (docs/PERFORMANCE.md, "Twenty-eighth session").
   const bool exchanges = kind == CollKind::AllReduce || kind == CollKind::AllGather || kind == CollKind::ReduceScatter;
-  return exchanges && in_.nhosts > 1 && bytes <= kSmallAllReduceBytes && pick != AlgoId::Rd &&
-         estimateUs(AlgoId::Rd, kind, bytes) >= 0;
+  if (!exchanges || bytes > kSmallAllReduceBytes || pick == AlgoId::Rd || estimateUs(AlgoId::Rd, kind, bytes) < 0)
+    return false;
+  if (in_.nhosts > 1) return true;
+  AlgoId keep;
+  bool outright = false;
+  return in_.nranks == 2 && smallSizeAlgo(kind, bytes, &keep, &outright) && outright && pick == keep;
 }
 
 double AlgoSelector::timedFloorUs(AlgoId id, CollKind kind, uint64_t bytes) const {
@@ -261,7 +278,14 @@ uint64_t InPlaceWarmTimingMaxBytes(CollKind kind) {
 }
 
 double AlgoSelector::timedScale(AlgoId id, CollKind kind, uint64_t bytes, const std::vector<AlgoId>& candidates,
-                                const std::vector<double>& us) const {
+                                const std::vector<double>& us, ScaleWhy* why) const {
+  ScaleWhy none;
+  if (!why) why = &none;
+  *why = ScaleWhy::kNone;
+  auto scaled = [why](ScaleWhy because, double scale) {
+    *why = because;
+    return scale;
+  };
   auto timedBeside = [&](auto matches) {
     for (size_t i = 0; i < candidates.size() && i < us.size(); ++i)
       if (matches(candidates[i]) && us[i] > 0) return true;
@@ -275,16 +299,22 @@ double AlgoSelector::timedScale(AlgoId id, CollKind kind, uint64_t bytes, const 
   const bool warmFavoured = in_.oversubscribed
                                 ? AlgoServes(AlgoId::OneShot, kind)
                                 : kind == CollKind::AllReduce && !CopiesInPlace(in_, "twoshot", kind, cb);
-  if (warmFavoured && oneHostOfThreeOrMore() && !IsWindowAlgo(id) && timedBeside(IsWindowAlgo)) return kWarmTimingScale;
+  if (warmFavoured && oneHostOfThreeOrMore() && !IsWindowAlgo(id) && timedBeside(IsWindowAlgo))
+    return scaled(ScaleWhy::kBesideWindows, kWarmTimingScale);
   // On 2 ranks, the plan that goes in place, up to its collective's size (see kInPlaceWarmTimingScale).
   const AlgoId inPlace = kind == CollKind::AllReduce ? AlgoId::TwoShot : AlgoId::OneShot;
   if (in_.nranks == 2 && id == inPlace && cb <= InPlaceWarmTimingMaxBytes(kind) &&
       CopiesInPlace(in_, GetAlgoInfo(id).name, kind, cb) && timedBeside([id](AlgoId other) { return other != id; }))
-    return kInPlaceWarmTimingScale;
+    return scaled(ScaleWhy::kInPlace, kInPlaceWarmTimingScale);
+  // On one host of 2 ranks, rd (and the reduce-scatter's ring) beside the oneshot that keeps a small class
+  // (smallOverridesRd): they take the class by the small sizes' margin only (see kTwoRankOneshotAllReduceBytes).
+  if (in_.nhosts == 1 && in_.nranks == 2 && (id == AlgoId::Rd || id == AlgoId::Ring) && cb <= kSmallAllReduceBytes &&
+      timedBeside([](AlgoId other) { return other == AlgoId::OneShot; }))
+    return scaled(ScaleWhy::kBesideSmallOneshot, kSmallAllReduceMargin);
   if (kind != CollKind::AllReduce) return 1.0;
   if (id == AlgoId::Hier && in_.nhosts > 1 && in_.ranksPerHost == 2 &&
       timedBeside([](AlgoId other) { return other == AlgoId::HierLeader; }))
-    return kHierBesideLeaderScale;
+    return scaled(ScaleWhy::kBesideLeader, kHierBesideLeaderScale);
   return 1.0;
 }
 

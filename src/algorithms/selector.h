@@ -47,12 +47,14 @@ class AlgoSelector {
   // it fits), and across hosts hier_leader (timedWherever). Only
   // the model's choice below measureMinBytes(), for the empty buffer (nothing moves), for broadcast and reduce, and
   // where corePerRankWindowKeeps; but
-  // across hosts a small allreduce whose model's choice is not rd has rd beside it (smallOverridesRd). (Whether the
+  // a small class across hosts whose model's choice is not rd, and one that oneshot keeps outright on one host of 2
+  // ranks, has rd beside it (smallOverridesRd; there an allgather and a reduce-scatter also the ring). (Whether the
   // candidates' timing fits kMeasureBudgetUs is the caller's to decide.)
   std::vector<AlgoId> candidates(CollKind kind, uint64_t bytes) const;
-  // Whether a class of `bytes` at or below kSmallAllReduceBytes, across hosts, whose model's choice `pick` is not rd,
-  // is timed against rd (allreduce, allgather, reduce-scatter): there the model's choice overrode rd by its estimates
-  // of the bytes that cross hosts, or (allgather, reduce-scatter) by hop latencies that no small call measured.
+  // Whether a class of `bytes` at or below kSmallAllReduceBytes whose model's choice `pick` is not rd is timed against
+  // rd (allreduce, allgather, reduce-scatter): across hosts, where the model's choice overrode rd by its estimates of
+  // the bytes that cross hosts, or (allgather, reduce-scatter) by hop latencies that no small call measured; and on one
+  // host of 2 ranks where `pick` is oneshot kept outright (smallSizeAlgo), whose lead over rd there is the machine's.
   bool smallOverridesRd(CollKind kind, uint64_t bytes, AlgoId pick) const;
   // Whether `id` is timed for `kind` in the size class of `bytes` whatever the model estimates (where it fits, and the
   // class is timed at all): the window algorithms above kWindowAlgoSelectMaxBytes up to the largest class the
@@ -86,10 +88,13 @@ class AlgoSelector {
   // buffers, on which the algorithms that pass every call through the FIFO slots keep up with those that read their
   // peers' windows; calls whose buffers move fall behind them there): for an allreduce, allgather or reduce-scatter
   // where a host runs more ranks than cores (CostInputs::oversubscribed), and for an allreduce with a core per rank
-  // where twoshot goes through the window (not CopiesInPlace); kHierBesideLeaderScale for hier's
-  // allreduce across hosts of two ranks each where hier_leader was timed beside it; else 1.
+  // where twoshot goes through the window (not CopiesInPlace); kInPlaceWarmTimingScale for the plan that goes in place
+  // on 2 ranks, up to InPlaceWarmTimingMaxBytes; kHierBesideLeaderScale for hier's allreduce across hosts of two ranks
+  // each where hier_leader was timed beside it; kSmallAllReduceMargin for rd and the ring beside the oneshot that keeps
+  // a small class on one host of 2 ranks (smallOverridesRd); else 1. `why` (optional) says which.
+  enum class ScaleWhy { kNone, kBesideWindows, kInPlace, kBesideLeader, kBesideSmallOneshot };
   double timedScale(AlgoId id, CollKind kind, uint64_t bytes, const std::vector<AlgoId>& candidates,
-                    const std::vector<double>& us) const;
+                    const std::vector<double>& us, ScaleWhy* why = nullptr) const;
   // Whether `id` may be timed as a close rival of the model's choice, estimated at `pickUs` for the class of `bytes`:
   // not where its timedFloorUs is above `pickUs`.
   bool timedAsRival(AlgoId id, CollKind kind, uint64_t bytes, double pickUs) const;
@@ -127,8 +132,9 @@ uint64_t SelectorBytes(const CollDesc& desc, int nranks);
 // Measured crossovers: size classes from kMeasureMinBytes time the algorithms estimated within kMeasureMargin of the
 // model's choice at their first call (at most kMeasureMaxCandidates, and those timedWherever), in as many rounds as
 // fit kMeasureBudgetUs by the model's estimates (none when two do not fit; across hosts, the light pattern within
-// kLightMeasureBudgetUs). Below, the calibration's small-call times decide, but for the small allreduces across
-// hosts where the model's choice overrides rd (AlgoSelector::smallOverridesRd): those are timed against rd. The
+// kLightMeasureBudgetUs). Below, the calibration's small-call times decide, but for the small classes across hosts
+// where the model's choice overrides rd, and on one host of 2 ranks those oneshot keeps outright
+// (AlgoSelector::smallOverridesRd): those are timed against rd. The
 // classes too long to time are bandwidth-bound, where the model was within 10% of the best forced algorithm on every
 // shape measured (docs/PERFORMANCE.md). (Timing every class from 4 KiB across hosts was tried: over 2 hosts x 2
 // ranks at 1 Gbit/s it mended the model's 4 KiB and ran rd at 8 KiB, 1.28-1.53x slower than hier_leader, in three
@@ -196,9 +202,12 @@ constexpr double kHierBesideLeaderScale = 1.10;
 // from 1 MiB; it was chosen from 64 KiB (docs/PERFORMANCE.md, "Twenty-seventh session"). With a core per rank (16
 // vCPUs) forced twoshot ran 1.34x the best at 32 KiB and 1.06x at 64 KiB in an earlier selector_perf job ("Twenty-third
 // session"). The allgather's oneshot, which only writes into its peer's output, ran 1.16-1.33x the best at 32 KiB in
-// the rotation (chosen in one job of three) and within 1.05x from 64 KiB.
+// the rotation (chosen in one job of three) and within 1.05x from 64 KiB. On an AMD EPYC VM the allreduce's twoshot
+// timed at 0.59-0.73x its time in the rotation from 128 KiB to 1 MiB (26.6 us against 36.4 at 128 KiB, 134.7 against
+// 210.4 at 1 MiB) and at 0.54-0.69x the ring's timing, and was chosen there in four selector_perf jobs of four at
+// 1.04-1.47x the best forced algorithm (docs/PERFORMANCE.md, "Twenty-eighth session"): so up to 1 MiB.
 constexpr double kInPlaceWarmTimingScale = 1.5;
-constexpr uint64_t kInPlaceWarmAllReduceMaxBytes = 64 << 10;
+constexpr uint64_t kInPlaceWarmAllReduceMaxBytes = 1 << 20;
 constexpr uint64_t kInPlaceWarmReduceScatterMaxBytes = 256 << 10;
 constexpr uint64_t kInPlaceWarmAllGatherMaxBytes = 32 << 10;
 // The largest size class of `kind` whose in-place plan's timing counts kInPlaceWarmTimingScale (0: none).
@@ -233,7 +242,9 @@ constexpr uint64_t kSmallAllGatherBytes = 2 << 10;
 // session" and "Nineteenth session"). Since the window's lines are claimed for the next call (kClaimWindowMaxBytes),
 // oneshot's 2 KiB on the VM takes 0.78-0.84 us back to back against rd's 1.13-1.28 (1.14-1.17 us before), and in two
 // selector_perf jobs 1.2 us against 1.4, where rd kept it; at 4 KiB 1.29-1.37 us against 1.52-1.58 back to back, level
-// in selector_perf (docs/PERFORMANCE.md, "Twenty-seventh session"). So up to 2 KiB.
+// in selector_perf (docs/PERFORMANCE.md, "Twenty-seventh session"). So up to 2 KiB. On another machine the order
+// turns (an AMD EPYC VM: rd 1.2-1.6x faster from 8 B to 2 KiB), so those classes are timed against rd at their first
+// call (AlgoSelector::smallOverridesRd), oneshot kept unless rd runs faster.
 constexpr uint64_t kTwoRankOneshotAllReduceBytes = 2 << 10;
 constexpr double kSmallAllReduceMargin = 1.25;
 // On one host of 3 to kCorePerRankWindowMaxRanks ranks, each with a core of its own, an allreduce up to

@@ -544,13 +544,16 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
       }
     }
     // The candidates whose timing settle scaled (AlgoSelector::timedScale), by why.
-    std::string besideWindows, besideLeader, inPlace;
+    using Why = AlgoSelector::ScaleWhy;
+    std::string besideWindows, besideLeader, inPlace, besideSmallOneshot;
     for (size_t i = 0; i < timed.size(); ++i) {
-      const double scale = us[i] > 0 ? selector_.timedScale(timed[i], kind, at, timed, us) : 1.0;
-      if (scale == 1.0) continue;
-      std::string& list = timed[i] == AlgoId::Hier           ? besideLeader
-                          : scale == kInPlaceWarmTimingScale ? inPlace
-                                                             : besideWindows;
+      Why why = Why::kNone;
+      if (us[i] > 0) selector_.timedScale(timed[i], kind, at, timed, us, &why);
+      if (why == Why::kNone) continue;
+      std::string& list = why == Why::kBesideLeader         ? besideLeader
+                          : why == Why::kInPlace            ? inPlace
+                          : why == Why::kBesideSmallOneshot ? besideSmallOneshot
+                                                            : besideWindows;
       list += (list.empty() ? "; " : ", ") + std::string(GetAlgoInfo(timed[i]).name);
     }
     if (!besideWindows.empty()) {
@@ -566,6 +569,10 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
     if (!besideLeader.empty()) {
       snprintf(buf, sizeof buf, " counted x %.2f beside hier_leader", kHierBesideLeaderScale);
       times += besideLeader + buf;
+    }
+    if (!besideSmallOneshot.empty()) {
+      snprintf(buf, sizeof buf, " counted x %.2f beside oneshot (the small sizes' margin)", kSmallAllReduceMargin);
+      times += besideSmallOneshot + buf;
     }
     STRATA_LOG(INFO, TUNING, "%s, size class %d (%llu B): timed %s in %.1f ms%s: %s (the model's choice %s)",
                CollKindName(kind), SizeClass(bytes), static_cast<unsigned long long>(at), times.c_str(),

@@ -73,10 +73,11 @@ std::string RunAndCheck(strataComm_t comm, int r, int n, int which, size_t count
 }
 
 // `calibrate`, `tune`: STRATA_CALIBRATE and STRATA_TUNE on every rank. With tuning on (the default), the counts of
-// 5000 floats and more fall in size classes whose close candidates are timed at their first call.
-void RunAgreement(bool tcp, int nodes, bool calibrate, bool tune = true) {
+// 5000 floats and more fall in size classes whose close candidates are timed at their first call, and on one host of
+// 2 ranks the small classes oneshot keeps too (against rd, and the ring for the allgather and reduce-scatter).
+void RunAgreement(bool tcp, int nodes, bool calibrate, bool tune = true, int nranks = 4) {
   MpOptions o;
-  o.nranks = 4;
+  o.nranks = nranks;
   o.tcp = tcp;
   o.nodes = nodes;
   o.timeoutSec = 120;
@@ -114,6 +115,7 @@ TEST(SelectorAgreement, TcpCalibrated) { RunAgreement(true, 1, true); }
 TEST(SelectorAgreement, TwoHostsCalibrated) { RunAgreement(false, 2, true); }
 TEST(SelectorAgreement, TwoHostsFromTopologyOnly) { RunAgreement(false, 2, false); }
 TEST(SelectorAgreement, SharedMemoryModelOnly) { RunAgreement(false, 1, true, false); }
+TEST(SelectorAgreement, SharedMemoryTwoRanksCalibrated) { RunAgreement(false, 1, true, true, 2); }
 
 // Timing candidates runs collectives: a rank that would not time them must not join the others.
 TEST(SelectorAgreement, TuneMustMatchOnEveryRank) {
