@@ -306,8 +306,8 @@ double AlgoSelector::timedScale(AlgoId id, CollKind kind, uint64_t bytes, const 
   if (in_.nranks == 2 && id == inPlace && cb <= InPlaceWarmTimingMaxBytes(kind) &&
       CopiesInPlace(in_, GetAlgoInfo(id).name, kind, cb) && timedBeside([id](AlgoId other) { return other != id; }))
     return scaled(ScaleWhy::kInPlace, kInPlaceWarmTimingScale);
-  // On one host of 2 ranks, rd (and the reduce-scatter's ring) beside the oneshot that keeps a small class
-  // (smallOverridesRd): they take the class by the small sizes' margin only (see kTwoRankOneshotAllReduceBytes).
+  // On one host of 2 ranks, rd (and the allgather's or reduce-scatter's ring) beside the oneshot that keeps a small
+  // class (smallOverridesRd): they take the class by the small sizes' margin only (see kTwoRankOneshotAllReduceBytes).
   if (in_.nhosts == 1 && in_.nranks == 2 && (id == AlgoId::Rd || id == AlgoId::Ring) && cb <= kSmallAllReduceBytes &&
       timedBeside([](AlgoId other) { return other == AlgoId::OneShot; }))
     return scaled(ScaleWhy::kBesideSmallOneshot, kSmallAllReduceMargin);

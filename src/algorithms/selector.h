@@ -204,8 +204,8 @@ constexpr double kHierBesideLeaderScale = 1.10;
 // session"). The allgather's oneshot, which only writes into its peer's output, ran 1.16-1.33x the best at 32 KiB in
 // the rotation (chosen in one job of three) and within 1.05x from 64 KiB. On an AMD EPYC VM the allreduce's twoshot
 // timed at 0.59-0.73x its time in the rotation from 128 KiB to 1 MiB (26.6 us against 36.4 at 128 KiB, 134.7 against
-// 210.4 at 1 MiB) and at 0.54-0.69x the ring's timing, and was chosen there in four selector_perf jobs of four at
-// 1.04-1.47x the best forced algorithm (docs/PERFORMANCE.md, "Twenty-eighth session"): so up to 1 MiB.
+// 210.4 at 1 MiB) and at 0.52-0.69x the ring's timing, and was chosen somewhere there in four selector_perf jobs of
+// four, at up to 1.41x the best forced algorithm (docs/PERFORMANCE.md, "Twenty-eighth session"): so up to 1 MiB.
 constexpr double kInPlaceWarmTimingScale = 1.5;
 constexpr uint64_t kInPlaceWarmAllReduceMaxBytes = 1 << 20;
 constexpr uint64_t kInPlaceWarmReduceScatterMaxBytes = 256 << 10;
@@ -244,7 +244,7 @@ constexpr uint64_t kSmallAllGatherBytes = 2 << 10;
 // selector_perf jobs 1.2 us against 1.4, where rd kept it; at 4 KiB 1.29-1.37 us against 1.52-1.58 back to back, level
 // in selector_perf (docs/PERFORMANCE.md, "Twenty-seventh session"). So up to 2 KiB. On another machine the order
 // turns (an AMD EPYC VM: rd 1.2-1.6x faster from 8 B to 2 KiB), so those classes are timed against rd at their first
-// call (AlgoSelector::smallOverridesRd), oneshot kept unless rd runs faster.
+// call (AlgoSelector::smallOverridesRd), oneshot kept unless rd times kSmallAllReduceMargin faster.
 constexpr uint64_t kTwoRankOneshotAllReduceBytes = 2 << 10;
 constexpr double kSmallAllReduceMargin = 1.25;
 // On one host of 3 to kCorePerRankWindowMaxRanks ranks, each with a core of its own, an allreduce up to
