@@ -243,8 +243,8 @@ constexpr uint64_t kSmallAllGatherBytes = 2 << 10;
 // oneshot's 2 KiB on the VM takes 0.78-0.84 us back to back against rd's 1.13-1.28 (1.14-1.17 us before), and in two
 // selector_perf jobs 1.2 us against 1.4, where rd kept it; at 4 KiB 1.29-1.37 us against 1.52-1.58 back to back, level
 // in selector_perf (docs/PERFORMANCE.md, "Twenty-seventh session"). So up to 2 KiB. On another machine the order
-// turns (an AMD EPYC VM: rd 1.2-1.6x faster from 8 B to 2 KiB), so those classes are timed against rd at their first
-// call (AlgoSelector::smallOverridesRd), oneshot kept unless rd times kSmallAllReduceMargin faster.
+// turns (an AMD EPYC VM: rd 1.04-1.67x faster back to back from 8 B to 2 KiB), so those classes are timed against rd at
+// their first call (AlgoSelector::smallOverridesRd), oneshot kept unless rd times kSmallAllReduceMargin faster.
 constexpr uint64_t kTwoRankOneshotAllReduceBytes = 2 << 10;
 constexpr double kSmallAllReduceMargin = 1.25;
 // On one host of 3 to kCorePerRankWindowMaxRanks ranks, each with a core of its own, an allreduce up to

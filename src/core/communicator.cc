@@ -543,36 +543,31 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
         times += buf;
       }
     }
-    // The candidates whose timing settle scaled (AlgoSelector::timedScale), by why.
+    // The candidates whose timing settle scaled (AlgoSelector::timedScale), grouped by why, each group with its factor.
     using Why = AlgoSelector::ScaleWhy;
-    std::string besideWindows, besideLeader, inPlace, besideSmallOneshot;
+    struct Scaled {
+      Why why;
+      const char* because;
+      std::string names;
+      double scale = 1.0;
+    };
+    Scaled groups[] = {{Why::kBesideWindows, "beside the window algorithms (timed on warm buffers)", {}},
+                       {Why::kInPlace, "in place (its peer's pages warm in the timing)", {}},
+                       {Why::kBesideLeader, "beside hier_leader", {}},
+                       {Why::kBesideSmallOneshot, "beside oneshot (the small sizes' margin)", {}}};
     for (size_t i = 0; i < timed.size(); ++i) {
       Why why = Why::kNone;
-      if (us[i] > 0) selector_.timedScale(timed[i], kind, at, timed, us, &why);
-      if (why == Why::kNone) continue;
-      std::string& list = why == Why::kBesideLeader         ? besideLeader
-                          : why == Why::kInPlace            ? inPlace
-                          : why == Why::kBesideSmallOneshot ? besideSmallOneshot
-                                                            : besideWindows;
-      list += (list.empty() ? "; " : ", ") + std::string(GetAlgoInfo(timed[i]).name);
+      const double scale = us[i] > 0 ? selector_.timedScale(timed[i], kind, at, timed, us, &why) : 1.0;
+      for (Scaled& g : groups)
+        if (g.why == why) {
+          g.names += (g.names.empty() ? "; " : ", ") + std::string(GetAlgoInfo(timed[i]).name);
+          g.scale = scale;
+        }
     }
-    if (!besideWindows.empty()) {
-      snprintf(buf, sizeof buf, " counted x %.2f beside the window algorithms (timed on warm buffers)",
-               kWarmTimingScale);
-      times += besideWindows + buf;
-    }
-    if (!inPlace.empty()) {
-      snprintf(buf, sizeof buf, " counted x %.2f in place (its peer's pages warm in the timing)",
-               kInPlaceWarmTimingScale);
-      times += inPlace + buf;
-    }
-    if (!besideLeader.empty()) {
-      snprintf(buf, sizeof buf, " counted x %.2f beside hier_leader", kHierBesideLeaderScale);
-      times += besideLeader + buf;
-    }
-    if (!besideSmallOneshot.empty()) {
-      snprintf(buf, sizeof buf, " counted x %.2f beside oneshot (the small sizes' margin)", kSmallAllReduceMargin);
-      times += besideSmallOneshot + buf;
+    for (const Scaled& g : groups) {
+      if (g.names.empty()) continue;
+      snprintf(buf, sizeof buf, " counted x %.2f %s", g.scale, g.because);
+      times += g.names + buf;
     }
     STRATA_LOG(INFO, TUNING, "%s, size class %d (%llu B): timed %s in %.1f ms%s: %s (the model's choice %s)",
                CollKindName(kind), SizeClass(bytes), static_cast<unsigned long long>(at), times.c_str(),
