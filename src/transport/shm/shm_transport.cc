@@ -113,7 +113,7 @@ class ShmTransport::Window : public PeerWindow {
     return copyPeer(h, buf, offset, const_cast<void*>(src), bytes, true);
   }
   // The owner's own buffers are in this process; a peer's from strataMemAlloc are mapped on first use and kept
-  // (kMaxMapped at most, the least recently used dropped; all but the published ones once the owner frees any).
+  // (kMaxMapped at most, the least recently used dropped; all but this call's once the owner frees any).
   Status mapPeer(int h, int buf, uint64_t offset, size_t bytes, char** at) override {
     const uint64_t addr = head_->buffers[h & 1][buf & 1].load(std::memory_order_relaxed);
     *at = nullptr;
@@ -134,7 +134,7 @@ class ShmTransport::Window : public PeerWindow {
                    "into it (is its buffer as large as the count and datatype say?)",
                    rank_, static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(r.base),
                    static_cast<unsigned long long>(from + bytes));
-    const MappedRegion& m = mappingOf(r);
+    const MappedRegion& m = mappingOf(h, r);
     if (m.base) *at = m.base + from;
     return Status::Ok();
   }
@@ -169,16 +169,17 @@ class ShmTransport::Window : public PeerWindow {
     return CrossMemoryCopy(static_cast<pid_t>(head_->pid), write, local, at, bytes, rank_);
   }
 
-  // The mapping of the owner's buffer `r`, mapped now if need be (base nullptr where it cannot be: the copies then
-  // go by cross-memory attach).
-  const MappedRegion& mappingOf(const SharedRegion& r) {
+  // The mapping of the owner's buffer `r`, published in half `h` for this call, mapped now if need be (base nullptr
+  // where it cannot be: the copies then go by cross-memory attach).
+  const MappedRegion& mappingOf(int h, const SharedRegion& r) {
     const uint64_t frees = head_->frees.load(std::memory_order_relaxed);
-    if (frees != seenFrees_) {  // drop what the owner may have freed: everything not published now
+    if (frees != seenFrees_) {  // drop what the owner may have freed: everything but this call's buffers
       seenFrees_ = frees;
-      auto published = [this](uint64_t id) {
-        for (auto& half : head_->regions)
-          for (auto& b : half)
-            if (b.id.load(std::memory_order_relaxed) == id) return true;
+      // Not the other half's: it names the buffers of the last call that published there, which need not be the call
+      // before (a call whose plan does not reach its peers' buffers publishes nothing) and may have been freed since.
+      auto published = [this, h](uint64_t id) {
+        for (auto& b : head_->regions[h & 1])
+          if (b.id.load(std::memory_order_relaxed) == id) return true;
         return false;
       };
       for (size_t i = mapped_.size(); i-- > 0;) {
