@@ -22,6 +22,10 @@
 #   mpi-registered              the same with strata's buffers from strataMemAlloc (the perf tools' -R 1)
 #   mpi-stores                  the same with STRATA_SLOT_STORES cached, streaming and auto, REPS rounds, a table
 #                               each
+#   mpi-paired                  the same as mpi, each size of a round run by strata and then Open MPI back to back
+#                               and over about as long (Open MPI's tool times 0.25 s a size: strata runs as many calls
+#                               as take 0.25 s at 10 GB/s, at least 20), REPS rounds; the table adds the ratio of
+#                               each pair (mpi-paired-registered: strata on strataMemAlloc buffers)
 #   calibration                 the "calibration took" line at 2, 4 and 8 ranks, 5 runs each
 #   calibration-cost            what the calibration adds to a launch: stratarun -n N allreduce_hello at 2, 4 and 8
 #                               ranks, with STRATA_CALIBRATE=1 and 0 interleaved, REPS x 5 launches each, medians
@@ -130,6 +134,28 @@ for part in "$@"; do
           > "$out/${name}_ompi_$r.txt" 2>&1
       done
       python3 perf/summarize_tables.py --factor 1 --sizes 1M,2M,4M,8M,16M,32M,64M,128M,256M \
+        "strata=$out/${name}_strata_[0-9]*.txt" "openmpi=$out/${name}_ompi_[0-9]*.txt" | tee "$out/$name.md"
+      ;;
+    mpi-paired | mpi-paired-registered)
+      ompi_setup
+      reg=0 name=mpi_paired
+      [[ $part == mpi-paired-registered ]] && reg=1 name=mpi_paired_registered
+      for r in $(seq "${REPS:-3}"); do
+        echo "== $part round $r $(date +%T)"
+        : > "$out/${name}_strata_$r.txt"
+        : > "$out/${name}_ompi_$r.txt"
+        for s in 1M 2M 4M 8M 16M 32M 64M 128M 256M; do
+          bytes=$(numfmt --from=iec "$s")
+          # Open MPI's tool: 5 warm-up calls and as many as take 0.25 s (at least 20); above 16 MiB 2 and 5-20.
+          iters=$((2500000000 / bytes)) warmup=5
+          ((iters < 20)) && iters=20
+          ((bytes > 16777216)) && warmup=2
+          $quiet "$bin/stratarun" -n 2 "$bin/all_reduce_perf" -b "$s" -e "$s" -n "$iters" -w "$warmup" -R $reg \
+            >> "$out/${name}_strata_$r.txt"
+          $quiet "${mpirun[@]}" "$mpi_tool" -b "$bytes" -e "$bytes" >> "$out/${name}_ompi_$r.txt" 2>&1
+        done
+      done
+      python3 perf/summarize_tables.py --factor 1 --sizes 1M,2M,4M,8M,16M,32M,64M,128M,256M --ratio strata/openmpi \
         "strata=$out/${name}_strata_[0-9]*.txt" "openmpi=$out/${name}_ompi_[0-9]*.txt" | tee "$out/$name.md"
       ;;
     mpi-stores)
