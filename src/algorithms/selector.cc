@@ -160,6 +160,15 @@ std::vector<AlgoId> AlgoSelector::candidates(CollKind kind, uint64_t bytes) cons
   }
   std::vector<std::pair<double, AlgoId>> close;
   std::vector<AlgoId> always;
+  // A window algorithm the model chose above kWindowAlgoSelectMaxBytes was priced by the calibration's one timing of
+  // twoshot against the ring (CostInputs::peerScale), the FIFO algorithms by its ring alone: a launch whose calibration
+  // met the ring in a slow spell prices them all too high beside it. So the FIFO algorithm it estimates fastest is
+  // timed beside it whatever the margin, as the window algorithms are timed beside a FIFO choice (timedWherever). On 2
+  // ranks of an AMD EPYC VM one launch of six calibrated the 1 MiB ring at 290 us (80-162 in the others), kept twoshot
+  // untimed at 1 MiB and ran it at 166 us, where the others timed and ran the ring, rd or rhd at 76-82
+  // (docs/PERFORMANCE.md, "Twenty-ninth session").
+  const bool besideWindow = IsWindowAlgo(pick) && at > kWindowAlgoSelectMaxBytes;
+  std::pair<double, AlgoId> fifo = {-1, pick};  // the FIFO algorithm estimated fastest, beside a window choice
   for (const AlgoInfo& a : AlgoTable()) {
     if (!a.implemented || a.id == pick) continue;
     const double t = estimateUs(a.id, kind, at);
@@ -169,11 +178,17 @@ std::vector<AlgoId> AlgoSelector::candidates(CollKind kind, uint64_t bytes) cons
       continue;
     }
     if (!ModelRanks(in_, a.id, kind, at) || !timedAsRival(a.id, kind, at, pickUs)) continue;
-    if (t <= pickUs * kMeasureMargin) close.emplace_back(t, a.id);
+    if (t <= pickUs * kMeasureMargin)
+      close.emplace_back(t, a.id);
+    else if (besideWindow && !IsWindowAlgo(a.id) && (fifo.first < 0 || t < fifo.first))
+      fifo = {t, a.id};
   }
   std::stable_sort(
       close.begin(), close.end(),
       [](const std::pair<double, AlgoId>& x, const std::pair<double, AlgoId>& y) { return x.first < y.first; });
+  const bool fifoClose = std::any_of(close.begin(), close.end(),
+                                     [](const std::pair<double, AlgoId>& c) { return !IsWindowAlgo(c.second); });
+  if (fifo.first >= 0 && !fifoClose) close.insert(close.begin(), fifo);
   for (const auto& c : close)
     if (out.size() < kMeasureMaxCandidates) out.push_back(c.second);
   out.insert(out.end(), always.begin(), always.end());

@@ -44,7 +44,8 @@ class AlgoSelector {
   // as a rival, timedAsRival), cheapest first, at most kMeasureMaxCandidates in all, and above
   // kWindowAlgoSelectMaxBytes oneshot and twoshot where they fit up to the largest class the allreduce's twoshot fits
   // (the model cannot rank them there; never otherwise; an allgather's and a reduce-scatter's oneshot alone, wherever
-  // it fits), and across hosts hier_leader (timedWherever). Only
+  // it fits), and across hosts hier_leader (timedWherever). Beside a window choice above kWindowAlgoSelectMaxBytes with
+  // no FIFO algorithm within the margin, the FIFO algorithm of least estimate, first of the rivals. Only
   // the model's choice below measureMinBytes(), for the empty buffer (nothing moves), for broadcast and reduce, and
   // where corePerRankWindowKeeps; but
   // a small class across hosts whose model's choice is not rd, and one that oneshot keeps outright on one host of 2
