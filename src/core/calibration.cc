@@ -9,6 +9,7 @@
 #include "algorithms/algorithm_table.h"
 #include "core/deadline.h"
 #include "exec/host_reduce.h"
+#include "exec/slot_store_tuner.h"
 
 namespace strata {
 
@@ -52,6 +53,8 @@ constexpr int kLargeMinRounds = 1;
 // What a small allreduce is timed with, beside the ring: the algorithms the selector may pick for small sizes.
 constexpr AlgoId kSmallCandidates[] = {AlgoId::Direct,  AlgoId::Rd,   AlgoId::Tree,      AlgoId::OneShot,
                                        AlgoId::TwoShot, AlgoId::Hier, AlgoId::HierLeader};
+// Rounds of the slot-store probe's 1 MiB rings (a block of two calls with each kind of store per round).
+constexpr int kSlotStoreRounds = 2;
 constexpr int kLargeRounds = 3;  // rounds of 1 MiB calls (one timed call per kind) and of 128 KiB calls
 // Rounds of a size class's candidates timed at its first call (TimePlansAlike): more than the calibration's where
 // they fit the budget, since the candidates' times are close by construction; fewer than 2 leave no median worth a
@@ -198,8 +201,8 @@ CostInputs CostInputsFromGeometry(const PlanGeometry& geo) {
   return in;
 }
 
-Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostInputs* in,
-                           CalibrationReport* report) {
+Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostInputs* in, CalibrationReport* report,
+                           const SlotStoreProbe& stores) {
   const uint64_t start = NowNs();
   const int p = geo.nranks;
   if (p < 2) return Status::Ok();
@@ -267,6 +270,25 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
       PerCallUsInterleaved(kSmallRounds, true, 1, kSmallBlock, smallCalls, &st,
                            roundsWithin(kSmallCallsBudgetUs, kSmallMinRounds, kSmallRounds));
   const uint64_t largeStart = NowNs();
+  // The slot stores first, so that the 1 MiB calls below, and the selector's timings after them, run in the mode the
+  // class's calls will settle in: a launch can run the ring 2-3x slower with one than with the other from its start
+  // (SlotStoreTuner::startIn). One round fits the budget where the first took more than half of it.
+  double slotUs[2] = {0, 0};  // ordinary, streaming
+  bool slotStreaming = false;
+  if (stores.run && oneHost && p <= kPeerCalibrationMaxRanks) {
+    const Plan ring = planOf(AlgoId::Ring, kLargeBytes);
+    std::vector<std::function<Status()>> both;
+    for (bool streaming : {false, true})
+      both.push_back(
+          [&stores, &ring, &send, &recv, streaming] { return stores.run(ring, send.data(), recv.data(), streaming); });
+    const std::vector<double> us = PerCallUsInterleaved(kSlotStoreRounds, true, 0, kSmallBlock, both, &st,
+                                                        roundsWithin(kLargeCallsBudgetUs / 2, 1, kSlotStoreRounds));
+    STRATA_CHECK(st);
+    slotUs[0] = us[0];
+    slotUs[1] = us[1];
+    slotStreaming = slotUs[0] > SlotStoreTuner::kMargin * slotUs[1];
+    if (stores.startIn) stores.startIn(slotStreaming);
+  }
   const double smallUs = smallMedians[0];
   const std::vector<double> smallTimes(smallMedians.begin() + 1, smallMedians.end());
   // The recursive algorithms' per-byte cost against the ring's: from three ranks on with rhd; on two, rhd is the
@@ -439,6 +461,9 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
     report->ringMidUs = all[kRingMid];
     report->rdMidUs = all[kRdMid];
     report->midBytes = mids ? kMidBytes : 0;
+    report->slotCachedUs = slotUs[0];
+    report->slotStreamingUs = slotUs[1];
+    report->slotStreaming = slotStreaming;
     report->elapsedMs = static_cast<double>(NowNs() - start) / 1e6;
     report->waitMs = static_cast<double>(smallStart - waitStart) / 1e6;
     report->smallMs = static_cast<double>(largeStart - smallStart) / 1e6;

@@ -37,17 +37,34 @@ struct CalibrationReport {
   // one host where the ranks copy in place, else 0)
   double peerLargeUs = 0;
   double peerRingUs = 0;
+  // This rank's 1 MiB ring with ordinary and with streaming stores into the shared slots (SlotStoreProbe; 0: not
+  // probed), and which it starts the slot-store tuner in
+  double slotCachedUs = 0;
+  double slotStreamingUs = 0;
+  bool slotStreaming = false;
   double elapsedMs = 0;    // the whole calibration on this rank
   double waitMs = 0;       // of which waiting for the last rank to arrive (a small ring allreduce that lines them up)
   double smallMs = 0;      // the small calls of every algorithm
   double largeMs = 0;      // and the `largeBytes` (and `midBytes`) calls
 };
 
+// How the calibration writes the shared slots one way and then the other (SlotStoreTuner): `run` runs a plan with
+// streaming (non-temporal) or ordinary stores into them, whatever the tuner would choose, and `startIn` hears which
+// one ran this rank's 1 MiB ring faster, before the calls that follow (the calibration's own, then the selector's
+// timings at a class's first call) run in the tuner's mode. Each rank decides alone, as the tuner does; the calls are
+// every rank's alike, so either every rank passes a probe or none does.
+struct SlotStoreProbe {
+  std::function<Status(const Plan& plan, const void* send, void* recv, bool streaming)> run;
+  std::function<void(bool streaming)> startIn;
+};
+
 // Measures link latency and bandwidth with ring allreduces, and this host's reduce and copy rates,
 // then takes the median over the ranks of each figure (an allgather) so every rank ends with the same inputs.
-// Between hosts the ring's slowest link is the network; within one host it is shared memory.
-Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostInputs* inout,
-                           CalibrationReport* report);
+// Between hosts the ring's slowest link is the network; within one host it is shared memory. On one host of up to 4
+// ranks, with a `stores` probe, the 1 MiB ring first runs with ordinary and with streaming stores, lined up and
+// interleaved, and the probe's `startIn` hears the faster (streaming where 1.1x faster: SlotStoreTuner::kMargin).
+Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostInputs* inout, CalibrationReport* report,
+                           const SlotStoreProbe& stores = {});
 
 // The rounds of TimePlansAlike that fit `budgetUs` when one run of every plan takes `usPerRunOfAll` together: at most
 // 5, and 0 when fewer than 2 fit.

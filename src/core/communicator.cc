@@ -446,14 +446,14 @@ Status Communicator::cachedPlan(const CollDesc& desc, CachedPlan** out) {
   return Status::Ok();
 }
 
-Status Communicator::runPlan(const Plan& plan, const void* send, void* recv) {
+Status Communicator::runPlan(const Plan& plan, const void* send, void* recv, std::optional<bool> streaming) {
   PlanRun run(plan, this);
   STRATA_CHECK(run.init());
   const size_t scratchBytes = plan.scratchElems * DataTypeSize(plan.dtype);
   if (scratch_.size() < scratchBytes) scratch_.resize(scratchBytes);
   void* buffers[3] = {const_cast<void*>(send), recv, scratch_.data()};
   run.start(buffers, plan.windowElems || plan.peerElems ? ++windowEpoch_ : 0);
-  run.setStreamSlots(slotStores_->current(run.sharedSlotBytes()));
+  run.setStreamSlots(streaming ? *streaming : slotStores_->current(run.sharedSlotBytes()));
   return ExecuteRun(run, waitPolicy());
 }
 
@@ -613,9 +613,18 @@ Status Communicator::setupSelector() {
   if (anyIntra && intra.bandwidthGBs > 0) in.intra = LinkCost{intra.latencyUs, intra.bandwidthGBs};
   if (anyInter && inter.bandwidthGBs > 0) in.inter = LinkCost{inter.latencyUs, inter.bandwidthGBs};
   if (settings_.calibrate && nranks_ > 1) {
-    Status st = CalibrateCostInputs(geo_, [this](const Plan& plan, const void* send, void* recv) {
-      return runPlan(plan, send, recv);
-    }, &in, &calibration_);
+    // Every rank runs the slot-store probe's calls, whatever its STRATA_SLOT_STORES (ranks need not agree on it); a
+    // rank at auto starts its tuner in the faster mode (within a process every communicator at auto shares the tuner,
+    // and the last probe decides the classes not yet begun).
+    SlotStoreProbe stores;
+    stores.run = [this](const Plan& plan, const void* send, void* recv, bool streaming) {
+      return runPlan(plan, send, recv, streaming);
+    };
+    if (settings_.slotStores == SlotStores::kAuto)
+      stores.startIn = [this](bool streaming) { slotStores_->startIn(streaming); };
+    Status st = CalibrateCostInputs(
+        geo_, [this](const Plan& plan, const void* send, void* recv) { return runPlan(plan, send, recv); }, &in,
+        &calibration_, stores);
     if (!st.ok()) return MakeError(st.code(), "calibrating the cost model: %s", st.message().c_str());
     STRATA_LOG(
         INFO, TUNING,
@@ -624,6 +633,14 @@ Status Communicator::setupSelector() {
         calibration_.elapsedMs, calibration_.waitMs, calibration_.smallMs, calibration_.largeMs,
         static_cast<unsigned long long>(calibration_.smallBytes), calibration_.ringSmallUs,
         static_cast<unsigned long long>(calibration_.largeBytes), calibration_.ringLargeUs);
+    if (calibration_.slotCachedUs > 0)
+      STRATA_LOG(INFO, TUNING,
+                 "shared-memory slots: the %llu B ring ran %.1f us with ordinary stores, %.1f with streaming "
+                 "ones here: %s stores to start with%s",
+                 static_cast<unsigned long long>(calibration_.largeBytes), calibration_.slotCachedUs,
+                 calibration_.slotStreamingUs,
+                 SlotStoresName(calibration_.slotStreaming ? SlotStores::kStreaming : SlotStores::kCached),
+                 settings_.slotStores == SlotStores::kAuto ? "" : " (not here: STRATA_SLOT_STORES is not auto)");
   }
   STRATA_LOG(INFO, TUNING, "cost model: %s", DescribeCostInputs(in).c_str());
   selector_.reset(in);

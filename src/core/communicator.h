@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -134,8 +135,9 @@ class Communicator : public ConnectionTable {
   // towards their move onto huge pages (HugePagesFor).
   Status inPlaceBufferPlan(const CollDesc& desc, const void* send, const void* recv, CachedPlan* cached,
                            CachedPlan** out);
-  // Runs one plan outside the cache (calibration), with scratch sized for it.
-  Status runPlan(const Plan& plan, const void* send, void* recv);
+  // Runs one plan outside the cache (calibration), with scratch sized for it; its shared slots written in the
+  // slot-store tuner's mode, or with streaming stores or not as `streaming` says (the calibration's probe of the two).
+  Status runPlan(const Plan& plan, const void* send, void* recv, std::optional<bool> streaming = std::nullopt);
   // Cost inputs from the geometry and the topology's link classes, then calibrated when enabled.
   Status setupSelector();
   Status execute(const CollDesc& desc, const void* send, void* recv);

@@ -55,7 +55,9 @@ SlotStoreTuner::Call SlotStoreTuner::begin(uint64_t bytes) {
     return call;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  Class& c = classes_[ClassOf(bytes)];
+  const auto [it, added] = classes_.try_emplace(ClassOf(bytes));
+  Class& c = it->second;
+  if (added) c.streaming = startStreaming_;
   call.timed = ++c.calls > 1;
   call.trying = c.calls > 2 && (!c.triedOther || c.slowed || c.sinceTry >= c.interval || c.won);
   if (call.trying) c.slowed = false, c.sinceTry = 0, c.triedOther = true;  // no second try while this one runs
@@ -115,7 +117,12 @@ bool SlotStoreTuner::current(uint64_t bytes) const {
   if (!tunes(bytes)) return policy_ == SlotStores::kStreaming;
   std::lock_guard<std::mutex> lock(mu_);
   const auto it = classes_.find(ClassOf(bytes));
-  return it != classes_.end() && it->second.streaming;
+  return it != classes_.end() ? it->second.streaming : startStreaming_;
+}
+
+void SlotStoreTuner::startIn(bool streaming) {
+  std::lock_guard<std::mutex> lock(mu_);
+  startStreaming_ = streaming;
 }
 
 int SlotStoreTuner::switches() const {

@@ -69,6 +69,13 @@ class SlotStoreTuner {
   void end(uint64_t bytes, const Call& call, uint64_t ns);
   // The mode in use for `bytes`, without trying anything: for runs timed outside the calls (the selector's).
   bool current(uint64_t bytes) const;
+  // The mode that classes which have not begun a call yet start in (ordinary stores until told): what a
+  // communicator's calibration found faster for its 1 MiB ring (CalibrateCostInputs). The timings that follow at init
+  // and at a class's first call (current) then run the FIFO algorithms in it, as the class's calls will once the tuner
+  // has tried both: on 2 ranks of an AMD EPYC VM, launches whose ring ran 220-290 us at 1 MiB with ordinary stores for
+  // the whole launch (73-107 in others) priced every FIFO algorithm 2-3x too high and chose twoshot there
+  // (docs/PERFORMANCE.md, "Twenty-ninth session").
+  void startIn(bool streaming);
   // Times a class changed mode, all classes together.
   int switches() const;
 
@@ -92,6 +99,7 @@ class SlotStoreTuner {
   mutable std::mutex mu_;
   std::map<int, Class> classes_;  // under mu_
   int switches_ = 0;              // under mu_
+  bool startStreaming_ = false;   // under mu_: the mode of classes not yet begun
 };
 
 }  // namespace strata

@@ -106,6 +106,22 @@ TEST(SlotStores, AutoThroughItsTries) { RunWith("auto", 12, kRings); }
 
 TEST(SlotStores, Cached) { RunWith("cached", 2, kRings); }
 
+// Ranks need not agree on STRATA_SLOT_STORES: the calibration's slot-store probe runs on every rank of one host (its
+// 1 MiB rings are every rank's calls), and only the ranks at auto start their tuner by it. With the selector choosing,
+// results stay exact.
+TEST(SlotStores, RanksOfEveryPolicyCalibrateTogether) {
+  MpOptions o;
+  o.nranks = 4;
+  o.timeoutSec = 120;
+  o.beforeInit = [](int r) {
+    setenv("STRATA_SLOT_STORES", r == 1 ? "cached" : r == 2 ? "streaming" : "auto", 1);
+    setenv("STRATA_CALIBRATE", "1", 1);
+  };
+  const MpResult res =
+      RunRanks(o, [](int r, int n, strataComm_t comm) -> std::string { return RunCollectives(comm, r, n, 4); });
+  EXPECT_TRUE(res.ok()) << res.summary();
+}
+
 }  // namespace
 }  // namespace test
 }  // namespace strata

@@ -603,5 +603,76 @@ TEST(Calibration, SmallCallsCarryAnElementPerRank) {
   }
 }
 
+// On one host of up to 4 ranks a slot-store probe runs the 1 MiB ring with ordinary and with streaming stores, and the
+// rank's tuner starts in the faster (1.1x at least) before the 1 MiB calls that follow, which then run in it: the
+// ring's figure is the faster mode's. Without a probe, across hosts or on more ranks nothing is probed.
+TEST(Calibration, TheSlotStoreProbeStartsTheTunerInTheFasterMode) {
+  const uint64_t mib = 1 << 20;
+  for (const auto& [cachedUs, streamingUs] :
+       std::vector<std::pair<double, double>>{{900, 300}, {300, 900}, {300, 310}}) {
+    WithRetries([&] {
+      bool started = false, told = false;  // what the tuner was told, the mode the runner's calls use
+      int probed = 0;
+      auto ringUs = [&](bool streaming, uint64_t bytes) {
+        return bytes < mib ? 20.0 : streaming ? streamingUs : cachedUs;
+      };
+      const PlanGeometry geo = RankZeroOf({0, 0});
+      PlanRunner runner = [&](const Plan& plan, const void* send, void* recv) {
+        if (AnswerFigures(plan, send, recv, 2)) return Status::Ok();
+        const uint64_t bytes = PlanElems(plan) * sizeof(float);
+        BusyUs(plan.algorithm == "ring" ? ringUs(started, bytes) : bytes < mib ? 20.0 : 400.0);
+        return Status::Ok();
+      };
+      SlotStoreProbe stores;
+      stores.run = [&](const Plan& plan, const void*, void*, bool streaming) {
+        EXPECT_EQ(plan.algorithm, "ring");
+        EXPECT_EQ(PlanElems(plan) * sizeof(float), mib);
+        ++probed;
+        BusyUs(ringUs(streaming, mib));
+        return Status::Ok();
+      };
+      stores.startIn = [&](bool streaming) {
+        EXPECT_FALSE(told) << "told once";
+        told = true;
+        started = streaming;
+      };
+      CostInputs in = CostInputsFromGeometry(geo);
+      CalibrationReport report;
+      ASSERT_TRUE(CalibrateCostInputs(geo, runner, &in, &report, stores).ok());
+      EXPECT_TRUE(told);
+      EXPECT_GE(probed, 2 + 2 * 2) << "lined up, then a block of two of each mode per round";
+      EXPECT_NEAR(report.slotCachedUs, cachedUs, 0.15 * cachedUs);
+      EXPECT_NEAR(report.slotStreamingUs, streamingUs, 0.15 * streamingUs);
+      const bool faster = cachedUs > 1.1 * streamingUs;
+      EXPECT_EQ(started, faster);
+      EXPECT_EQ(report.slotStreaming, faster);
+      // The calibration's own 1 MiB ring ran in the mode the tuner started in.
+      const double ran = faster ? streamingUs : cachedUs;
+      EXPECT_NEAR(report.ringLargeUs, ran, 0.15 * ran);
+    });
+  }
+  // Not probed: no probe given, two hosts, more than 4 ranks.
+  for (const std::vector<int>& hosts : {std::vector<int>{0, 0}, std::vector<int>{0, 1}, std::vector<int>(5, 0)}) {
+    const PlanGeometry geo = RankZeroOf(hosts);
+    int probed = 0;
+    PlanRunner quick = [&](const Plan& plan, const void* send, void* recv) {
+      AnswerFigures(plan, send, recv, geo.nranks);
+      return Status::Ok();
+    };
+    SlotStoreProbe stores;
+    if (hosts.size() != 2 || hosts[1] != 0)
+      stores.run = [&](const Plan&, const void*, void*, bool) {
+        ++probed;
+        return Status::Ok();
+      };
+    CostInputs in = CostInputsFromGeometry(geo);
+    CalibrationReport report;
+    ASSERT_TRUE(CalibrateCostInputs(geo, quick, &in, &report, stores).ok());
+    EXPECT_EQ(probed, 0) << hosts.size() << " ranks";
+    EXPECT_EQ(report.slotCachedUs, 0.0);
+    EXPECT_FALSE(report.slotStreaming);
+  }
+}
+
 }  // namespace
 }  // namespace strata

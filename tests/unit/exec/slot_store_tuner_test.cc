@@ -101,6 +101,36 @@ TEST(SlotStoreTuner, SwitchesAfterTwoWinningTries) {
   EXPECT_FALSE(t.current(kBytes * 2));
 }
 
+// Classes not begun start in the mode the calibration found faster (startIn); a class begun before keeps its own, and
+// a class started streaming still tries ordinary stores and takes them back where they win.
+TEST(SlotStoreTuner, ClassesNotBegunStartInTheModeTold) {
+  SlotStoreTuner t;
+  EXPECT_TRUE(StreamingCalls(Drive(t, 5, CachedFaster, kBytes * 2)) == std::vector<int>({2}));  // begun: cached
+  t.startIn(true);
+  EXPECT_TRUE(t.current(kBytes));
+  EXPECT_FALSE(t.current(kBytes * 2)) << "begun before: its own mode";
+  EXPECT_FALSE(t.current(1024)) << "under kMinBytes: never tuned";
+  // Streaming faster: every call streams but the tries of ordinary stores (its third call, then kFirstInterval on).
+  const std::vector<bool> modes = Drive(t, 200, StreamingFaster);
+  const int again = 2 + 2 * SlotStoreTuner::kFirstInterval + 1;
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(modes[i], i != 2 && i != again) << i;
+  EXPECT_EQ(t.switches(), 0);
+  // Ordinary stores faster: the class started streaming switches to them at its second winning try.
+  const std::vector<bool> back = Drive(t, 6, CachedFaster, kBytes * 4);
+  EXPECT_TRUE(back == std::vector<bool>({true, true, false, false, false, false}));
+  EXPECT_EQ(t.switches(), 1);
+  EXPECT_FALSE(t.current(kBytes * 4));
+  // Told again (another communicator's calibration): the classes not begun follow, the others keep theirs.
+  t.startIn(false);
+  EXPECT_FALSE(t.current(kBytes * 8));
+  EXPECT_TRUE(t.current(kBytes));
+  // A forced policy ignores it.
+  SlotStoreTuner cached(SlotStores::kCached);
+  cached.startIn(true);
+  EXPECT_FALSE(cached.current(kBytes));
+  EXPECT_TRUE(StreamingCalls(Drive(cached, 5, StreamingFaster)).empty());
+}
+
 // A lucky first try (a moment when the machine ran the other mode fast) is not confirmed by the second: no switch.
 TEST(SlotStoreTuner, OneLuckyTryIsNoSwitch) {
   SlotStoreTuner t;
