@@ -271,7 +271,7 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
                            roundsWithin(kSmallCallsBudgetUs, kSmallMinRounds, kSmallRounds));
   const uint64_t largeStart = NowNs();
   // The slot stores first, so that the 1 MiB calls below, and the selector's timings after them, run in the mode the
-  // class's calls will settle in: a launch can run the ring 2-3x slower with one than with the other from its start
+  // class's calls will settle in: a launch can run the ring about 2x slower with one than with the other from its start
   // (SlotStoreTuner::startIn). Two rounds where the first took under half the 1 MiB calls' budget, else one.
   double slotUs[2] = {0, 0};  // ordinary, streaming
   bool slotStreaming = false;
