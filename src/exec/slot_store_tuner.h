@@ -73,8 +73,8 @@ class SlotStoreTuner {
   // communicator's calibration found faster for its 1 MiB ring (CalibrateCostInputs). The timings that follow at init
   // and at a class's first call (current) then run the FIFO algorithms in it, as the class's calls will once the tuner
   // has tried both: on 2 ranks of an AMD EPYC VM, launches whose ring ran 263-310 us at 1 MiB with ordinary stores for
-  // the whole launch (65-81 in others, 120-181 with streaming stores) priced every FIFO algorithm 2-4x too high and
-  // chose twoshot there (docs/PERFORMANCE.md, "Twenty-ninth session").
+  // the whole launch (65-81 in others, 120-181 with streaming stores) calibrated the ring at 242-307 us (63-162 in
+  // others) and chose twoshot there (docs/PERFORMANCE.md, "Twenty-ninth session").
   void startIn(bool streaming);
   // Times a class changed mode, all classes together.
   int switches() const;
