@@ -577,15 +577,17 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
   return Status::Ok();
 }
 
-Status Communicator::allRanksAgree(bool mine, bool* all) {
-  int32_t in = mine ? 1 : 0, out = 0;
+Status Communicator::allRanksAgree(const bool* mine, bool* all, int n) {
+  int32_t in[kMaxAgreed] = {}, out[kMaxAgreed] = {};
+  STRATA_REQUIRE(n >= 1 && n <= kMaxAgreed, strataInternalError, "%d flags to agree on (1-%d)", n, kMaxAgreed);
+  for (int i = 0; i < n; ++i) in[i] = mine[i] ? 1 : 0;
   CollDesc d;
   d.kind = CollKind::AllReduce;
-  d.count = 1;
+  d.count = static_cast<uint64_t>(n);
   d.dtype = strataInt32;
   d.op = strataMin;
-  STRATA_CHECK(runPlan(RingAllReducePlan(d, geo_), &in, &out));
-  *all = out == 1;
+  STRATA_CHECK(runPlan(RingAllReducePlan(d, geo_), in, out));
+  for (int i = 0; i < n; ++i) all[i] = out[i] == 1;
   return Status::Ok();
 }
 
@@ -656,8 +658,9 @@ Status Communicator::reportFailure(const Status& st, const std::string& what) {
 }
 
 Status Communicator::inPlaceBufferPlan(const CollDesc& desc, const void* send, const void* recv, CachedPlan* cached,
-                                       CachedPlan** out) {
+                                       CachedPlan** out, InPlaceTrial** trial) {
   *out = cached;
+  *trial = nullptr;
   AlgoId forced;
   const uint64_t esize = DataTypeSize(desc.dtype);
   const uint64_t sendBytes = SendElems(desc, nranks_) * esize, recvBytes = RecvElems(desc, nranks_) * esize;
@@ -677,8 +680,9 @@ Status Communicator::inPlaceBufferPlan(const CollDesc& desc, const void* send, c
     return HugePagesFor(p, bytes, after, maxBytes);
   };
   const uint64_t s = reinterpret_cast<uint64_t>(send), v = reinterpret_cast<uint64_t>(recv);
+  const bool inPlace = s < v + recvBytes && v < s + sendBytes;
   bool sendReachable = false, recvReachable = false;
-  if (s < v + recvBytes && v < s + sendBytes) {  // in place: one buffer, the larger range, counted once
+  if (inPlace) {  // one buffer, the larger range, counted once
     const bool sendOuter = sendBytes >= recvBytes;
     sendReachable = recvReachable =
         reachable(sendOuter ? send : recv, sendOuter ? sendBytes : recvBytes, kHugePageMaxInPlaceBytes);
@@ -687,9 +691,10 @@ Status Communicator::inPlaceBufferPlan(const CollDesc& desc, const void* send, c
     recvReachable = reachable(recv, recvBytes, kHugePageMaxBytes);
   }
   if (!agree) return Status::Ok();
-  bool all = false;
-  STRATA_CHECK(allRanksAgree(sendReachable && recvReachable, &all));
-  if (!all) return Status::Ok();
+  const bool mine[3] = {sendReachable && recvReachable, inPlace, !inPlace};
+  bool all[3] = {false, false, false};
+  STRATA_CHECK(allRanksAgree(mine, all, 3));
+  if (!all[0]) return Status::Ok();
   const PlanKey key = PlanKeyOf(desc);
   auto it = inPlacePlans_.find(key);
   if (it == inPlacePlans_.end()) {
@@ -699,19 +704,54 @@ Status Communicator::inPlaceBufferPlan(const CollDesc& desc, const void* send, c
     if (plan.peerElems == 0) return Status::Ok();  // it does not go in place for this shape
     it = inPlacePlans_.emplace(key, CachedPlan{std::move(plan), nullptr}).first;
     STRATA_LOG(INFO, TUNING,
-               "%s of %llu elements: every rank's buffers from strataMemAlloc or on huge pages: %s in place, not %s",
+               "%s of %llu elements: every rank's buffers from strataMemAlloc or on huge pages: %s in place%s %s",
                CollKindName(desc.kind), static_cast<unsigned long long>(desc.count), it->second.plan.algorithm.c_str(),
-               cached->plan.algorithm.c_str());
+               settings_.tune ? ", timed on the calls against" : ", not", cached->plan.algorithm.c_str());
     STRATA_CHECK(ResolveCached(inPlacePlans_, it, this));
   }
-  *out = &it->second;
+  if (!settings_.tune) {
+    *out = &it->second;
+    return Status::Ok();
+  }
+  // Every rank keys the trial alike: by what all of them agreed, not by its own placement.
+  const int placement = all[1] ? 1 : all[2] ? 0 : 2;
+  if (inPlaceTrials_.size() > 128) inPlaceTrials_.clear();
+  InPlaceTrial& t = inPlaceTrials_[{key, placement}];
+  if (t.next() == InPlaceTrial::kInPlace) *out = &it->second;
+  if (!t.decided()) *trial = &t;
+  return Status::Ok();
+}
+
+Status Communicator::settleTrial(const CollDesc& desc, const std::string& selectors, InPlaceTrial* trial) {
+  const std::array<double, 2> mine = trial->mine();
+  std::vector<double> all(2 * static_cast<size_t>(nranks_));
+  CollDesc d;
+  d.kind = CollKind::AllGather;
+  d.count = 2;
+  d.dtype = strataFloat64;
+  STRATA_CHECK(runPlan(BuildPlanWith(AlgoId::Ring, d, geo_), mine.data(), all.data()));
+  std::array<double, 2> summed{0, 0};
+  for (int r = 0; r < nranks_; ++r)
+    for (int p = 0; p < 2; ++p) summed[p] += all[2 * r + p];
+  trial->settle(summed);
+  const auto it = inPlacePlans_.find(PlanKeyOf(desc));
+  const std::string inPlace = it == inPlacePlans_.end() ? "the in-place plan" : it->second.plan.algorithm;
+  const bool won = trial->next() == InPlaceTrial::kInPlace;
+  STRATA_LOG(INFO, TUNING,
+             "%s of %llu elements on buffers peers reach: %s in place %.1f us, %s %.1f us (each rank's median of %d "
+             "calls, summed over the ranks): %s from now on",
+             CollKindName(desc.kind), static_cast<unsigned long long>(desc.count), inPlace.c_str(),
+             summed[InPlaceTrial::kInPlace], selectors.c_str(), summed[InPlaceTrial::kSelectors],
+             InPlaceTrial::kCallsPerPlan, won ? inPlace.c_str() : selectors.c_str());
   return Status::Ok();
 }
 
 Status Communicator::execute(const CollDesc& desc, const void* send, void* recv) {
-  CachedPlan* cached = nullptr;
-  STRATA_CHECK(cachedPlan(desc, &cached));
-  STRATA_CHECK(inPlaceBufferPlan(desc, send, recv, cached, &cached));
+  CachedPlan* selectors = nullptr;
+  STRATA_CHECK(cachedPlan(desc, &selectors));
+  CachedPlan* cached = selectors;
+  InPlaceTrial* trial = nullptr;
+  STRATA_CHECK(inPlaceBufferPlan(desc, send, recv, selectors, &cached, &trial));
   const size_t scratchBytes = cached->plan.scratchElems * DataTypeSize(desc.dtype);
   if (scratch_.size() < scratchBytes) scratch_.resize(scratchBytes);
   void* buffers[3] = {const_cast<void*>(send), recv, scratch_.data()};
@@ -721,11 +761,21 @@ Status Communicator::execute(const CollDesc& desc, const void* send, void* recv)
   const uint64_t shared = run.sharedSlotBytes();
   const SlotStoreTuner::Call stores = slotStores_->begin(shared);
   run.setStreamSlots(stores.streaming);
-  if (!slotStores_->tunes(shared)) return ExecuteRun(run, waitPolicy());
+  const bool tunesStores = slotStores_->tunes(shared);
+  if (!tunesStores && !trial) return ExecuteRun(run, waitPolicy());
   const uint64_t t0 = NowNs();
   Status st = ExecuteRun(run, waitPolicy());
-  if (st.ok()) slotStores_->end(shared, stores, NowNs() - t0);
-  return st;
+  const uint64_t ns = NowNs() - t0;
+  if (!st.ok()) return st;
+  if (tunesStores) slotStores_->end(shared, stores, ns);
+  if (trial) {
+    trial->record(static_cast<double>(ns) / 1e3);
+    if (trial->due()) {
+      st = settleTrial(desc, selectors->plan.algorithm, trial);
+      if (!st.ok()) return MakeError(st.code(), "settling the in-place trial: %s", st.message().c_str());
+    }
+  }
+  return Status::Ok();
 }
 
 Status Communicator::executeQuant(const CollDesc& desc, const QuantSpec& spec, const void* send, void* recv) {

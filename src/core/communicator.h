@@ -19,6 +19,7 @@
 #include "algorithms/selector.h"
 #include "core/bootstrap.h"
 #include "core/calibration.h"
+#include "core/in_place_trial.h"
 #include "core/peer_monitor.h"
 #include "core/status.h"
 #include "exec/executor.h"
@@ -123,18 +124,26 @@ class Communicator : public ConnectionTable {
     std::unique_ptr<PlanRun> run;
   };
   Status cachedPlan(const CollDesc& desc, CachedPlan** out);
-  // Whether `mine` holds on every rank (one 4-byte ring allreduce, outside the plan cache).
-  Status allRanksAgree(bool mine, bool* all);
+  // Whether each of the n flags mine[i] holds on every rank, into all[i] (one ring allreduce of n 4-byte minima,
+  // outside the plan cache; n at most kMaxAgreed).
+  static constexpr int kMaxAgreed = 4;
+  Status allRanksAgree(const bool* mine, bool* all, int n);
+  Status allRanksAgree(bool mine, bool* all) { return allRanksAgree(&mine, all, 1); }
   // Sets geo_.peerAccess: whether every rank reaches its peers' memory by cross-memory attach (one tiny allreduce).
   Status agreeOnPeerAccess();
   // Where `cached` (the selector's plan for `desc`) does not go in place but could, and the call is large enough
-  // (kSharedBufferAgreeMinBytes) for one 4-byte allreduce more to cost little: the ranks agree whether every one of
+  // (kSharedBufferAgreeMinBytes) for one small allreduce more to cost little: the ranks agree whether every one of
   // them passed buffers its peers reach without the kernel pinning page after page (from strataMemAlloc, which peers
-  // map and reach with plain loads and stores, or on huge pages, STRATA_HUGE_PAGES), and if so *out is the in-place
-  // plan (twoshot, oneshot). Else *out is `cached`. Wherever peers reach this call's buffers, it counts the call
-  // towards their move onto huge pages (HugePagesFor).
+  // map and reach with plain loads and stores, or on huge pages, STRATA_HUGE_PAGES), and whether each passed them in
+  // place. If so, the in-place plan (twoshot, oneshot) may run: with STRATA_TUNE, *out is the plan the shape's trial
+  // (by shape and placement) names, and *trial that trial while it runs (execute() times the call for it); without,
+  // *out is the in-place plan. Else *out is `cached` and *trial null. Wherever peers reach this call's buffers, it
+  // counts the call towards their move onto huge pages (HugePagesFor).
   Status inPlaceBufferPlan(const CollDesc& desc, const void* send, const void* recv, CachedPlan* cached,
-                           CachedPlan** out);
+                           CachedPlan** out, InPlaceTrial** trial);
+  // The ranks' figures of a due trial gathered and summed (one ring allgather), the trial settled and its outcome
+  // logged (TUNING).
+  Status settleTrial(const CollDesc& desc, const std::string& selectors, InPlaceTrial* trial);
   // Runs one plan outside the cache (calibration), with scratch sized for it; its shared slots written in the
   // slot-store tuner's mode, or with streaming stores or not as `streaming` says (the calibration's probe of the two).
   Status runPlan(const Plan& plan, const void* send, void* recv, std::optional<bool> streaming = std::nullopt);
@@ -182,6 +191,9 @@ class Communicator : public ConnectionTable {
   // The in-place plans run instead of the selector's where every rank's buffers come from strataMemAlloc or lie on
   // huge pages (inPlaceBufferPlan).
   std::map<PlanKey, CachedPlan> inPlacePlans_;
+  // Their trials against the selector's plans, by shape and placement (out of place, in place, mixed: as the ranks
+  // agreed), while STRATA_TUNE is on.
+  std::map<std::pair<PlanKey, int>, InPlaceTrial> inPlaceTrials_;
   std::map<std::tuple<int, uint64_t, int, int, std::string>, CachedQuantPlan> quantPlans_;
   std::vector<float> quantAcc_;    // fp32 accumulator of quantized plans
   std::vector<uint8_t> quantEnc_;  // their encoded ranges

@@ -52,11 +52,12 @@ TEST(SharedBuffers, CallAfterCall) {
   MpOptions o;
   o.nranks = 3;
   o.timeoutSec = 240;
-  // The model alone picks (no calibration): the ring for the 8 MiB allreduce, which every rank's shared buffers
-  // turn into twoshot.
+  // The model alone picks (no calibration, no timing): the ring for the 8 MiB allreduce, which every rank's shared
+  // buffers turn into twoshot outright (without STRATA_TUNE no trial: InPlaceTrialOn below).
   // No huge pages: rank 1's ordinary buffers must keep the ring (HugePages below).
   o.beforeInit = [](int) {
     setenv("STRATA_CALIBRATE", "0", 1);
+    setenv("STRATA_TUNE", "0", 1);
     setenv("STRATA_HUGE_PAGES", "0", 1);
   };
   MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
@@ -151,13 +152,68 @@ TEST(SharedBuffers, ABufferSmallerThanTheCountIsRefused) {
   EXPECT_TRUE(res.ok()) << res.summary();
 }
 
-// Three ranks whose selector is the model alone (the ring at 24 and 48 MiB), with STRATA_HUGE_PAGES=`after`.
+// With STRATA_TUNE on, the in-place plan is timed against the selector's on the calls themselves: an 8 MiB allreduce
+// on shared buffers, out of place, in place, and mixed (rank 0 in place, the others not), each a trial of its own
+// whose calls run twoshot and the ring in the order ABBA BAAB; after it every rank runs one and the same of the two,
+// and the out-of-place shape keeps its outcome after the other trials. Every result checked against float64 sums.
+TEST(SharedBuffers, InPlaceTrialOn) {
+  if (!CrossMemoryAttachWorks()) GTEST_SKIP() << "process_vm_readv/writev between processes is refused here";
+  MpOptions o;
+  o.nranks = 3;
+  o.timeoutSec = 240;
+  o.beforeInit = [](int) {
+    setenv("STRATA_CALIBRATE", "0", 1);  // the model's ring at 8 MiB, nothing close to it
+    setenv("STRATA_HUGE_PAGES", "0", 1);
+  };
+  MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
+    const size_t count = 2100000;
+    const std::vector<std::string> order = {"twoshot", "ring", "ring", "twoshot", "ring", "twoshot", "twoshot", "ring"};
+    SharedSet set;
+    std::string err = Allocate(&set, count);
+    int call = 0;
+    // `calls` calls of one placement; the first `trial` of them must follow `order`; the algorithm the rest ran.
+    auto phase = [&](const char* name, int calls, size_t trial, bool inPlace, std::string* kept) {
+      for (int i = 0; i < calls && err.empty(); ++i, ++call) {
+        auto in = [&](int q, size_t e) { return static_cast<float>((q + 1) * 100 + call + static_cast<int>(e % 7)); };
+        const std::string what = std::string(name) + " call " + std::to_string(i);
+        std::string ran;
+        err = RunAndCheckFamilyCall(FamilyColl::kAllReduce, comm, r, n, count, inPlace, set.a, set.b, in, what, &ran);
+        if (!err.empty()) break;
+        if (static_cast<size_t>(i) < trial) {
+          if (ran != order[i]) err = what + ": ran " + ran + ", the trial's turn is " + order[i];
+          continue;
+        }
+        // After the trial: one of the two, the same on every rank and at every call.
+        if (kept->empty()) *kept = ran;
+        int32_t mine = ran == "twoshot", all[8] = {};
+        if (strataAllGather(&mine, all, 1, strataInt32, comm, nullptr) != strataSuccess)
+          err = what + ": allgather: " + strataGetLastError(comm);
+        for (int q = 0; q < n && err.empty(); ++q)
+          if (all[q] != mine) err = what + ": rank " + std::to_string(q) + " ran another plan than " + ran;
+        if (err.empty() && (ran != *kept || (ran != "twoshot" && ran != "ring")))
+          err = what + ": ran " + ran + " after the trial kept " + *kept;
+      }
+    };
+    std::string outOfPlace, inPlace, mixed;
+    phase("out of place", 12, order.size(), false, &outOfPlace);
+    phase("in place", 12, order.size(), true, &inPlace);
+    phase("mixed", 12, order.size(), r == 0, &mixed);
+    phase("out of place again", 4, 0, false, &outOfPlace);
+    if (err.empty()) err = Free(&set);
+    return err;
+  });
+  EXPECT_TRUE(res.ok()) << res.summary();
+}
+
+// Three ranks whose selector is the model alone (the ring at 24 and 48 MiB), with STRATA_HUGE_PAGES=`after`, and no
+// trial of the in-place plan (STRATA_TUNE=0): it runs wherever the buffers allow.
 MpOptions HugePageRanks(int after) {
   MpOptions o;
   o.nranks = 3;
   o.timeoutSec = 240;
   o.beforeInit = [after](int) {
     setenv("STRATA_CALIBRATE", "0", 1);
+    setenv("STRATA_TUNE", "0", 1);
     setenv("STRATA_HUGE_PAGES", std::to_string(after).c_str(), 1);
   };
   return o;
