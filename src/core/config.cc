@@ -46,9 +46,10 @@ const std::vector<KnobInfo>& AllKnobs() {
        "algorithm selector's cost model; 0: use the topology's link classes (must agree on every rank)"},
       {"STRATA_TUNE", KnobType::Bool, "1",
        "1: where the cost model's leading algorithms for a size class are close (16 KiB up, timing them within 20 "
-       "ms by the model's estimates), time them at the class's first call and keep the fastest; 0: the model decides "
-       "alone (must agree "
-       "on every rank)"},
+       "ms by the model's estimates), time them at the class's first call and keep the fastest; and from 4 MiB on "
+       "buffers peers reach (strataMemAlloc, huge pages) time the in-place plan against the selector's on a shape's "
+       "first 8 calls and keep the faster; 0: the model decides alone, the in-place plan runs outright on such "
+       "buffers (must agree on every rank)"},
       {"STRATA_SLOT_STORES", KnobType::String, "auto",
        "how a rank writes the shared-memory slots its peers read: cached (ordinary stores), streaming "
        "(non-temporal stores, through memory) or auto (per size class from 64 KiB, whichever its calls run faster "
@@ -64,8 +65,8 @@ const std::vector<KnobInfo>& AllKnobs() {
       {"STRATA_HUGE_PAGES", KnobType::Int, "3",
        "N: an ordinary (malloc) buffer of up to 32 MiB (64 MiB passed in place) that this host's ranks reach by "
        "cross-memory attach is moved onto 2 MiB transparent huge pages (madvise MADV_COLLAPSE, Linux 6.1+) once it "
-       "has been passed to N calls, and from 4 MiB calls whose ranks' buffers all lie on them run in place as on "
-       "shared buffers; 0: never (need not agree)"},
+       "has been passed to N calls, and from 4 MiB calls whose ranks' buffers all lie on them may run in place as on "
+       "shared buffers (STRATA_TUNE); 0: never (need not agree)"},
       {"STRATA_QUANT", KnobType::String, "",
        "quantize every eligible call (sum/avg of fp32, fp16, bf16): format[:block[:scale[:rounding[:seed]]]], "
        "e.g. int8:128 (docs/QUANTIZATION.md)"},

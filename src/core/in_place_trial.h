@@ -3,7 +3,7 @@
 //
 // Which of the two is faster depends on the buffers and on the moment, not on the size alone: on 2 ranks of the AMD
 // EPYC development VM at 8 MiB, in place, the in-place twoshot ran 0.82-1.34 ms where the forced ring ran 0.78-0.90
-// in launches minutes apart, and 1.25-1.54 ms against 1.61-1.76 in others; out of place, on the first part of 32 MiB
+// in launches minutes apart, and 1.20-1.54 ms against 1.61-1.76 in others; out of place, on the first part of 32 MiB
 // buffers, 2.3-2.7 ms (7.2-7.4 in three launches of nine) against 1.9-2.1 (docs/PERFORMANCE.md, "Thirtieth
 // session"). The selector's timing cannot tell: it runs on buffers of its own. So the first kCallsPerPlan * 2 calls of
 // a shape alternate between the two plans (ABBA BAAB, so that neither always runs first or warmer), each rank times its
