@@ -158,13 +158,9 @@ Status MedianOverRanks(const PlanGeometry& geo, const PlanRunner& run, const std
                        std::vector<double>* all) {
   const int p = geo.nranks;
   const size_t nf = mine.size();
-  std::vector<double> gathered(nf * p);
+  std::vector<double> gathered;
+  STRATA_CHECK(GatherOverRanks(geo, run, mine, &gathered));
   all->assign(nf, 0.0);
-  CollDesc d;
-  d.kind = CollKind::AllGather;
-  d.count = nf;
-  d.dtype = strataFloat64;
-  STRATA_CHECK(run(BuildPlanWith(AlgoId::Ring, d, geo), mine.data(), gathered.data()));
   for (size_t f = 0; f < nf; ++f) {
     std::vector<double> v(p);
     for (int r = 0; r < p; ++r) v[r] = gathered[r * nf + f];
@@ -175,6 +171,16 @@ Status MedianOverRanks(const PlanGeometry& geo, const PlanRunner& run, const std
 }
 
 }  // namespace
+
+Status GatherOverRanks(const PlanGeometry& geo, const PlanRunner& run, const std::vector<double>& mine,
+                       std::vector<double>* all) {
+  all->assign(mine.size() * static_cast<size_t>(geo.nranks), 0.0);
+  CollDesc d;
+  d.kind = CollKind::AllGather;
+  d.count = mine.size();
+  d.dtype = strataFloat64;
+  return run(BuildPlanWith(AlgoId::Ring, d, geo), mine.data(), all->data());
+}
 
 uint64_t SmallCalibrationBytes(int nranks) {
   return std::max<uint64_t>(8, static_cast<uint64_t>(nranks) * sizeof(float));

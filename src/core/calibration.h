@@ -121,4 +121,9 @@ Status LookAgainAtCloseCall(const PlanGeometry& geo, const PlanRunner& run, cons
                             const void* send, void* recv, double budgetUs, bool inPlaceToo, double lightBudgetUs,
                             double closeRatio, std::vector<double>* us, std::vector<size_t>* again);
 
+// Every rank's figures `mine` (the same count on every rank), gathered by a ring allgather run through `run`:
+// `*all` holds rank r's at [r * mine.size(), (r + 1) * mine.size()).
+Status GatherOverRanks(const PlanGeometry& geo, const PlanRunner& run, const std::vector<double>& mine,
+                       std::vector<double>* all);
+
 }  // namespace strata

@@ -446,6 +446,10 @@ Status Communicator::cachedPlan(const CollDesc& desc, CachedPlan** out) {
   return Status::Ok();
 }
 
+PlanRunner Communicator::planRunner() {
+  return [this](const Plan& plan, const void* send, void* recv) { return runPlan(plan, send, recv); };
+}
+
 Status Communicator::runPlan(const Plan& plan, const void* send, void* recv, std::optional<bool> streaming) {
   PlanRun run(plan, this);
   STRATA_CHECK(run.init());
@@ -506,7 +510,7 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
   std::vector<float> send(SendElems(d, nranks_), 1.0f);
   std::vector<float> recv(RecvElems(d, nranks_));
   const uint64_t t0 = NowNs();
-  const PlanRunner runner = [this](const Plan& plan, const void* s, void* r) { return runPlan(plan, s, r); };
+  const PlanRunner runner = planRunner();
   std::vector<double> us;
   Status st = TimePlansAlike(geo_, runner, plans, send.data(), recv.data(), how, &us);
   const std::vector<double> first = us;
@@ -624,9 +628,7 @@ Status Communicator::setupSelector() {
     };
     if (settings_.slotStores == SlotStores::kAuto)
       stores.startIn = [this](bool streaming) { slotStores_->startIn(streaming); };
-    Status st = CalibrateCostInputs(
-        geo_, [this](const Plan& plan, const void* send, void* recv) { return runPlan(plan, send, recv); }, &in,
-        &calibration_, stores);
+    Status st = CalibrateCostInputs(geo_, planRunner(), &in, &calibration_, stores);
     if (!st.ok()) return MakeError(st.code(), "calibrating the cost model: %s", st.message().c_str());
     STRATA_LOG(
         INFO, TUNING,
@@ -724,12 +726,8 @@ Status Communicator::inPlaceBufferPlan(const CollDesc& desc, const void* send, c
 
 Status Communicator::settleTrial(const CollDesc& desc, const std::string& selectors, InPlaceTrial* trial) {
   const std::array<double, 2> mine = trial->mine();
-  std::vector<double> all(2 * static_cast<size_t>(nranks_));
-  CollDesc d;
-  d.kind = CollKind::AllGather;
-  d.count = 2;
-  d.dtype = strataFloat64;
-  STRATA_CHECK(runPlan(BuildPlanWith(AlgoId::Ring, d, geo_), mine.data(), all.data()));
+  std::vector<double> all;
+  STRATA_CHECK(GatherOverRanks(geo_, planRunner(), {mine[0], mine[1]}, &all));
   std::array<double, 2> summed{0, 0};
   for (int r = 0; r < nranks_; ++r)
     for (int p = 0; p < 2; ++p) summed[p] += all[2 * r + p];

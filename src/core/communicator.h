@@ -147,6 +147,8 @@ class Communicator : public ConnectionTable {
   // Runs one plan outside the cache (calibration), with scratch sized for it; its shared slots written in the
   // slot-store tuner's mode, or with streaming stores or not as `streaming` says (the calibration's probe of the two).
   Status runPlan(const Plan& plan, const void* send, void* recv, std::optional<bool> streaming = std::nullopt);
+  // runPlan in the slot-store tuner's mode, as the calibration's and the selector's timings take it.
+  PlanRunner planRunner();
   // Cost inputs from the geometry and the topology's link classes, then calibrated when enabled.
   Status setupSelector();
   Status execute(const CollDesc& desc, const void* send, void* recv);

@@ -47,20 +47,26 @@ std::string Free(SharedSet* s) {
   return "";
 }
 
-TEST(SharedBuffers, CallAfterCall) {
-  if (!CrossMemoryAttachWorks()) GTEST_SKIP() << "process_vm_readv/writev between processes is refused here";
+// Three ranks whose selector is the model alone (no calibration): the ring for the 8, 24 and 48 MiB allreduces below.
+// STRATA_HUGE_PAGES=`after`; `tune` false: STRATA_TUNE=0, so the in-place plan runs outright wherever every rank's
+// buffers allow it (no trial, InPlaceTrialOn below).
+MpOptions ModelRanks(int after, bool tune) {
   MpOptions o;
   o.nranks = 3;
   o.timeoutSec = 240;
-  // The model alone picks (no calibration, no timing): the ring for the 8 MiB allreduce, which every rank's shared
-  // buffers turn into twoshot outright (without STRATA_TUNE no trial: InPlaceTrialOn below).
-  // No huge pages: rank 1's ordinary buffers must keep the ring (HugePages below).
-  o.beforeInit = [](int) {
+  o.beforeInit = [after, tune](int) {
     setenv("STRATA_CALIBRATE", "0", 1);
-    setenv("STRATA_TUNE", "0", 1);
-    setenv("STRATA_HUGE_PAGES", "0", 1);
+    setenv("STRATA_TUNE", tune ? "1" : "0", 1);
+    setenv("STRATA_HUGE_PAGES", std::to_string(after).c_str(), 1);
   };
-  MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
+  return o;
+}
+
+TEST(SharedBuffers, CallAfterCall) {
+  if (!CrossMemoryAttachWorks()) GTEST_SKIP() << "process_vm_readv/writev between processes is refused here";
+  // The 8 MiB allreduce's ring, which every rank's shared buffers turn into twoshot outright. No huge pages: rank 1's
+  // ordinary buffers must keep the ring (HugePages below).
+  MpResult res = RunRanks(ModelRanks(0, false), [&](int r, int n, strataComm_t comm) -> std::string {
     const size_t big = 2100000, counts[] = {2049, 70001, 300001};
     const size_t most = std::max<size_t>(big, 300001 * n);
     SharedSet sets[2];
@@ -158,14 +164,7 @@ TEST(SharedBuffers, ABufferSmallerThanTheCountIsRefused) {
 // and the out-of-place shape keeps its outcome after the other trials. Every result checked against float64 sums.
 TEST(SharedBuffers, InPlaceTrialOn) {
   if (!CrossMemoryAttachWorks()) GTEST_SKIP() << "process_vm_readv/writev between processes is refused here";
-  MpOptions o;
-  o.nranks = 3;
-  o.timeoutSec = 240;
-  o.beforeInit = [](int) {
-    setenv("STRATA_CALIBRATE", "0", 1);  // the model's ring at 8 MiB, nothing close to it
-    setenv("STRATA_HUGE_PAGES", "0", 1);
-  };
-  MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
+  MpResult res = RunRanks(ModelRanks(0, true), [&](int r, int n, strataComm_t comm) -> std::string {
     const size_t count = 2100000;
     const std::vector<std::string> order = {"twoshot", "ring", "ring", "twoshot", "ring", "twoshot", "twoshot", "ring"};
     SharedSet set;
@@ -205,26 +204,12 @@ TEST(SharedBuffers, InPlaceTrialOn) {
   EXPECT_TRUE(res.ok()) << res.summary();
 }
 
-// Three ranks whose selector is the model alone (the ring at 24 and 48 MiB), with STRATA_HUGE_PAGES=`after`, and no
-// trial of the in-place plan (STRATA_TUNE=0): it runs wherever the buffers allow.
-MpOptions HugePageRanks(int after) {
-  MpOptions o;
-  o.nranks = 3;
-  o.timeoutSec = 240;
-  o.beforeInit = [after](int) {
-    setenv("STRATA_CALIBRATE", "0", 1);
-    setenv("STRATA_TUNE", "0", 1);
-    setenv("STRATA_HUGE_PAGES", std::to_string(after).c_str(), 1);
-  };
-  return o;
-}
-
 // Ordinary (malloc) buffers on huge pages after STRATA_HUGE_PAGES calls: from that call on, the 24 MiB allreduce whose
 // selector's plan is the ring runs twoshot in place, results checked against float64 sums each call; a rank that
 // passes new buffers keeps every rank on the ring until its own have been passed as often; with 0, never.
 void RunHugePageCalls(int after) {
   if (!CrossMemoryAttachWorks()) GTEST_SKIP() << "process_vm_readv/writev between processes is refused here";
-  MpResult res = RunRanks(HugePageRanks(after), [&](int r, int n, strataComm_t comm) -> std::string {
+  MpResult res = RunRanks(ModelRanks(after, false), [&](int r, int n, strataComm_t comm) -> std::string {
     const size_t count = 6300001;  // 24 MiB and 4 bytes: whole 2 MiB stretches hold 11/12 of each buffer or more
     std::vector<float> a(count), b(count), newA, newB;
     const bool collapses = after > 0 && KernelCollapsesHugePages();
@@ -257,7 +242,7 @@ void RunHugePageCalls(int after) {
 // call, so the fourth runs twoshot in place. Every result checked against float64 sums.
 TEST(HugePages, LargeBuffersMoveWhenPassedInPlace) {
   if (!CrossMemoryAttachWorks()) GTEST_SKIP() << "process_vm_readv/writev between processes is refused here";
-  MpResult res = RunRanks(HugePageRanks(3), [&](int r, int n, strataComm_t comm) -> std::string {
+  MpResult res = RunRanks(ModelRanks(3, false), [&](int r, int n, strataComm_t comm) -> std::string {
     const size_t count = 12600001;  // 48 MiB and 4 bytes: 23 whole 2 MiB stretches at least
     std::vector<float> a(count), b(count);
     const bool collapses = KernelCollapsesHugePages();
