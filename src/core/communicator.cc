@@ -719,6 +719,7 @@ Status Communicator::inPlaceBufferPlan(const CollDesc& desc, const void* send, c
   const int placement = all[1] ? 1 : all[2] ? 0 : 2;
   if (inPlaceTrials_.size() > 128) inPlaceTrials_.clear();
   InPlaceTrial& t = inPlaceTrials_[{key, placement}];
+  t.begin();
   if (t.next() == InPlaceTrial::kInPlace) *out = &it->second;
   if (!t.decided()) *trial = &t;
   return Status::Ok();

@@ -48,7 +48,8 @@ const std::vector<KnobInfo>& AllKnobs() {
        "1: where the cost model's leading algorithms for a size class are close (16 KiB up, timing them within 20 "
        "ms by the model's estimates), time them at the class's first call and keep the fastest; and from 4 MiB on "
        "buffers peers reach (strataMemAlloc, huge pages) time the in-place plan against the selector's on a shape's "
-       "first 8 calls and keep the faster; 0: the model decides alone, the in-place plan runs outright on such "
+       "first 8 calls, and again every 1024 calls, and keep the faster; 0: the model decides alone, the in-place plan "
+       "runs outright on such "
        "buffers (must agree on every rank)"},
       {"STRATA_SLOT_STORES", KnobType::String, "auto",
        "how a rank writes the shared-memory slots its peers read: cached (ordinary stores), streaming "

@@ -11,6 +11,13 @@ constexpr InPlaceTrial::Plan kOrder[2 * InPlaceTrial::kCallsPerPlan] = {
     InPlaceTrial::kSelectors, InPlaceTrial::kInPlace,   InPlaceTrial::kInPlace,   InPlaceTrial::kSelectors};
 }  // namespace
 
+void InPlaceTrial::begin() {
+  if (!decided_ || ++sinceDecided_ <= kRetrialCalls) return;
+  decided_ = false;
+  calls_ = 0;
+  counts_ = {0, 0};
+}
+
 InPlaceTrial::Plan InPlaceTrial::next() const {
   if (decided_) return winner_;
   return kOrder[std::min(calls_, 2 * kCallsPerPlan - 1)];
@@ -35,6 +42,7 @@ std::array<double, 2> InPlaceTrial::mine() const {
 void InPlaceTrial::settle(const std::array<double, 2>& summed) {
   winner_ = summed[kInPlace] <= summed[kSelectors] ? kInPlace : kSelectors;
   decided_ = true;
+  sinceDecided_ = 0;
 }
 
 }  // namespace strata

@@ -9,9 +9,13 @@
 // a shape alternate between the two plans (ABBA BAAB, so that neither always runs first or warmer), each rank times its
 // own, the ranks add up their medians, and the faster plan runs from then on.
 //
-// The caller keeps one trial per shape and placement (in place, out of place, mixed among the ranks), counts only
-// the calls every rank runs by it (so the trials of all ranks stay in step), and gathers the ranks' figures when
-// due() says so.
+// The machine's pace changes while a job runs (on the VM the 1 MiB ring ran 65-82 us a call for some launches and
+// 252-306 us for the next ones, minutes later), so a decided trial starts over after kRetrialCalls more calls, as the
+// slot-store tuner tries its other mode now and then: 4 calls of the slower plan in every 1032 or so.
+//
+// The caller keeps one trial per shape and placement (in place, out of place, mixed among the ranks), calls begin()
+// before each call every rank runs by it (so the trials of all ranks stay in step), and gathers the ranks' figures
+// when due() says so.
 #pragma once
 
 #include <array>
@@ -24,7 +28,12 @@ class InPlaceTrial {
   enum Plan { kSelectors = 0, kInPlace = 1 };
   // Calls of each plan in a trial: the median of four takes out a call that met a collapse or a page fault.
   static constexpr int kCallsPerPlan = 4;
+  // Calls after a decision until the trial starts over.
+  static constexpr int kRetrialCalls = 1024;
 
+  // A call of the shape is about to run: counts it, and starts the trial over where kRetrialCalls calls have run
+  // since the last decision.
+  void begin();
   // The plan the next call runs: the trial's turn, or the winner once decided.
   Plan next() const;
   // The call next() named took `us` on this rank (ignored once decided, or while due).
@@ -41,6 +50,7 @@ class InPlaceTrial {
   std::array<std::array<double, kCallsPerPlan>, 2> us_{};
   std::array<int, 2> counts_{};
   int calls_ = 0;
+  int sinceDecided_ = 0;
   bool decided_ = false;
   Plan winner_ = kInPlace;
 };

@@ -17,6 +17,7 @@ constexpr int kTrialCalls = 2 * InPlaceTrial::kCallsPerPlan;
 std::vector<InPlaceTrial::Plan> Drive(InPlaceTrial& t, const std::function<double(InPlaceTrial::Plan, int)>& us) {
   std::vector<InPlaceTrial::Plan> ran;
   for (int i = 0; !t.due() && i < 100; ++i) {
+    t.begin();
     ran.push_back(t.next());
     t.record(us(ran.back(), i));
   }
@@ -75,6 +76,7 @@ TEST(InPlaceTrial, TheFasterSumOverRanksRunsFromThenOn) {
     EXPECT_FALSE(t.due());
     const InPlaceTrial::Plan want = inPlaceFaster ? InPlaceTrial::kInPlace : InPlaceTrial::kSelectors;
     for (int i = 0; i < 20; ++i) {
+      t.begin();
       EXPECT_EQ(t.next(), want) << "call " << i << " after the trial";
       t.record(inPlaceFaster ? 1e9 : 1.0);  // later times change nothing
     }
@@ -96,6 +98,28 @@ TEST(InPlaceTrial, RecordsPastTheTrialAreIgnoredUntilSettled) {
   t.record(1e6);
   EXPECT_TRUE(t.due());
   EXPECT_EQ(t.mine(), before);
+}
+
+// A decided trial keeps its plan for kRetrialCalls calls, then runs the trial again in the same order, and the new
+// sums decide afresh.
+TEST(InPlaceTrial, ATrialStartsOverAfterItsCalls) {
+  InPlaceTrial t;
+  const std::vector<InPlaceTrial::Plan> first = Drive(t, [](InPlaceTrial::Plan, int) { return 1.0; });
+  t.settle({1000.0, 3000.0});  // the selector's plan faster
+  for (int i = 0; i < InPlaceTrial::kRetrialCalls; ++i) {
+    t.begin();
+    ASSERT_TRUE(t.decided()) << "call " << i << " after the decision";
+    ASSERT_EQ(t.next(), InPlaceTrial::kSelectors) << "call " << i << " after the decision";
+  }
+  const std::vector<InPlaceTrial::Plan> again =
+      Drive(t, [](InPlaceTrial::Plan p, int) { return p == InPlaceTrial::kInPlace ? 10.0 : 30.0; });
+  EXPECT_EQ(again, first);
+  ASSERT_TRUE(t.due());
+  EXPECT_DOUBLE_EQ(t.mine()[InPlaceTrial::kInPlace], 10.0);  // the new calls' times, not the first trial's
+  EXPECT_DOUBLE_EQ(t.mine()[InPlaceTrial::kSelectors], 30.0);
+  t.settle({3000.0, 1000.0});
+  t.begin();
+  EXPECT_EQ(t.next(), InPlaceTrial::kInPlace);
 }
 
 }  // namespace
