@@ -716,7 +716,8 @@ Status Communicator::inPlaceBufferPlan(const CollDesc& desc, const void* send, c
     return Status::Ok();
   }
   // Every rank keys the trial alike: by what all of them agreed, not by its own placement.
-  const int placement = all[1] ? 1 : all[2] ? 0 : 2;
+  enum Placement { kOutOfPlace = 0, kAllInPlace = 1, kMixed = 2 };
+  const int placement = all[1] ? kAllInPlace : all[2] ? kOutOfPlace : kMixed;
   if (inPlaceTrials_.size() > 128) inPlaceTrials_.clear();
   InPlaceTrial& t = inPlaceTrials_[{key, placement}];
   t.begin();

@@ -7,7 +7,7 @@
 // buffers, 2.3-2.7 ms (7.2-7.4 in three launches of nine) against 1.9-2.1 (docs/PERFORMANCE.md, "Thirtieth
 // session"). The selector's timing cannot tell: it runs on buffers of its own. So the first kCallsPerPlan * 2 calls of
 // a shape alternate between the two plans (ABBA BAAB, so that neither always runs first or warmer), each rank times its
-// own, the ranks add up their medians, and the faster plan runs from then on.
+// own, the ranks add up their medians, and the faster plan runs until the trial starts over (below).
 //
 // The machine's pace changes while a job runs (on the VM the 1 MiB ring ran 65-82 us a call for some launches and
 // 252-306 us for the next ones, minutes later), so a decided trial starts over after kRetrialCalls more calls, as the
