@@ -189,8 +189,9 @@ for part in "$@"; do
             -b 8 -e 8 -n 1 -w 1 > "$log" 2>&1
           # every rank logs its own time; the slowest rank's is what init pays, and the slowest once the ranks have
           # all arrived (the time less its wait for the last rank) is the calibration's own
-          grep -o 'calibration took [0-9.]* ms (waiting for the last rank [0-9.]* ms' "$log" | tr -d '(' |
-            awk -v n="$n" -v r="$r" '{ if ($3 > m) m = $3; if ($3 - $10 > o) o = $3 - $10; k++ }
+          grep -o 'calibration took [0-9.]* ms (.*waiting for the last rank [0-9.]* ms' "$log" |
+            sed -E 's/calibration took ([0-9.]+) ms .*waiting for the last rank ([0-9.]+) ms/\1 \2/' |
+            awk -v n="$n" -v r="$r" '{ if ($1 > m) m = $1; if ($1 - $2 > o) o = $1 - $2; k++ }
               END { printf "n=%s run=%s ranks=%d max %.1f ms, after the last rank arrived %.1f ms\n", n, r, k, m, o }' |
             tee -a "$out/calibration.txt"
         done

@@ -152,11 +152,12 @@ int PrintAlgorithms(int ranks, int hosts) {
       }
       if (cal.elapsedMs > 0)
         printf(
-            "# Calibration at init: %.1f ms (waiting for the last rank %.1f ms, small calls %.1f ms, large %.1f ms; "
-            "%llu B ring allreduce %.1f us, %llu B ring allreduce %.1f us, %s %.1f us%s)\n",
-            cal.elapsedMs, cal.waitMs, cal.smallMs, cal.largeMs, static_cast<unsigned long long>(cal.smallBytes),
-            cal.ringSmallUs, static_cast<unsigned long long>(cal.largeBytes), cal.ringLargeUs, recursive,
-            cal.rhdLargeUs, more.c_str());
+            "# Calibration at init: %.1f ms (local rates and buffers %.1f ms, waiting for the last rank %.1f ms, small "
+            "calls %.1f ms, large %.1f ms; %llu B ring allreduce %.1f us, %llu B ring allreduce %.1f us, %s %.1f "
+            "us%s)\n",
+            cal.elapsedMs, cal.localMs, cal.waitMs, cal.smallMs, cal.largeMs,
+            static_cast<unsigned long long>(cal.smallBytes), cal.ringSmallUs,
+            static_cast<unsigned long long>(cal.largeBytes), cal.ringLargeUs, recursive, cal.rhdLargeUs, more.c_str());
       else
         printf("# Calibration off (STRATA_CALIBRATE=0): link costs from the topology\n");
     }

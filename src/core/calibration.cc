@@ -19,7 +19,6 @@ namespace {
 constexpr LinkCost kDefaultShm{1.0, 5.0};
 constexpr LinkCost kDefaultNet{30.0, 1.25};
 constexpr uint64_t kLargeBytes = 1 << 20;
-constexpr uint64_t kLocalBytes = 1 << 20;
 // On two ranks of one host, rd and the ring are timed at this in-cache size too: how the two compare there changes
 // with the machine's state (docs/PERFORMANCE.md, "Algorithm selection": on the development VM the ring took 1.06-1.32x
 // rd's time at 64-256 KiB while the VM was fast, 0.94-1.06x while it was 3.5x slower).
@@ -151,7 +150,8 @@ std::function<Status()> OutAndInPlace(const PlanRunner& run, const Plan& plan, c
   };
 }
 
-// Every rank's `mine` in, the median over the ranks of each figure out (an allgather): the same on every rank.
+// Every rank's `mine` in, the median over the ranks of each figure out (an allgather): the same on every rank. A
+// figure of 0 is one the rank did not measure, and the median is over the ranks that did (0 where none did).
 // (The slowest rank's figure was a poor summary: with more ranks than cores one rank or another is descheduled in
 // almost every measurement, and the maximum took those.)
 Status MedianOverRanks(const PlanGeometry& geo, const PlanRunner& run, const std::vector<double>& mine,
@@ -162,15 +162,26 @@ Status MedianOverRanks(const PlanGeometry& geo, const PlanRunner& run, const std
   STRATA_CHECK(GatherOverRanks(geo, run, mine, &gathered));
   all->assign(nf, 0.0);
   for (size_t f = 0; f < nf; ++f) {
-    std::vector<double> v(p);
-    for (int r = 0; r < p; ++r) v[r] = gathered[r * nf + f];
-    std::nth_element(v.begin(), v.begin() + (p - 1) / 2, v.end());
-    (*all)[f] = v[(p - 1) / 2];
+    std::vector<double> v;
+    for (int r = 0; r < p; ++r)
+      if (gathered[r * nf + f] > 0) v.push_back(gathered[r * nf + f]);
+    if (v.empty()) continue;
+    const size_t mid = (v.size() - 1) / 2;
+    std::nth_element(v.begin(), v.begin() + mid, v.end());
+    (*all)[f] = v[mid];
   }
   return Status::Ok();
 }
 
 }  // namespace
+
+bool MeasuresLocalRates(const PlanGeometry& geo) {
+  if (!geo.oversubscribed) return true;
+  if (geo.hostOf.size() != static_cast<size_t>(geo.nranks) || geo.rank < 0 || geo.rank >= geo.nranks)
+    return geo.rank == 0;
+  const int host = geo.hostOf[geo.rank];
+  return std::find(geo.hostOf.begin(), geo.hostOf.end(), host) - geo.hostOf.begin() == geo.rank;
+}
 
 Status GatherOverRanks(const PlanGeometry& geo, const PlanRunner& run, const std::vector<double>& mine,
                        std::vector<double>* all) {
@@ -213,17 +224,38 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   const int p = geo.nranks;
   if (p < 2) return Status::Ok();
 
-  // Local rates: one reduction and one copy of 1 MiB, best of three (the first warms the pages).
-  std::vector<float> a(kLocalBytes / sizeof(float), 1.0f), b(a.size(), 2.0f), c(a.size());
+  // The calls' buffers, which the local rates below use too: a first touch costs the development VM about 0.6 ms a
+  // MiB, and 8 ranks' five buffers on its 2 cores held the last rank back from the line-up.
+  std::vector<float> send(kLargeBytes / sizeof(float), 1.0f), recv(send.size());
   Status st = Status::Ok();
-  const double reduceUs = BestUs(3, [&] {
-    HostReduce(c.data(), a.data(), b.data(), a.size(), strataFloat32, strataSum, 1);
-    return Status::Ok();
-  }, &st);
-  const double copyUs = BestUs(3, [&] {
-    HostCopy(c.data(), a.data(), kLocalBytes);
-    return Status::Ok();
-  }, &st);
+  // Local rates: one reduction and one copy of 1 MiB, best of three (the first warms the pages). Where some host runs
+  // more ranks than cores, only the first rank of each host measures them, best of eight, once the ranks have lined up
+  // (below) and the others wait for it; the others send 0 (not measured), which the median over the ranks leaves out.
+  // Measured on every rank before the line-up, 8 ranks on 2 cores took each other's cores: their rates and buffers
+  // (about 3.3 ms a rank) made most of the wait for the last rank (up to 21 ms). A lone rank measuring before the
+  // line-up, while the others touched their buffers, put the reduction at 7.9-14.2 GB/s, where the median of eight had
+  // 14.1-17.2; just after it, best of three, 6.9-16.1, and best of eight 12.3-16.6 (docs/PERFORMANCE.md).
+  const bool measuresRates = MeasuresLocalRates(geo);
+  std::vector<float> out(measuresRates ? send.size() : 0);
+  double reduceUs = 0, copyUs = 0;
+  const int ratesReps = geo.oversubscribed ? 8 : 3;
+  auto measureRates = [&] {
+    reduceUs = BestUs(
+        ratesReps,
+        [&] {
+          HostReduce(out.data(), send.data(), recv.data(), send.size(), strataFloat32, strataSum, 1);
+          return Status::Ok();
+        },
+        &st);
+    copyUs = BestUs(
+        ratesReps,
+        [&] {
+          HostCopy(out.data(), send.data(), kLargeBytes);
+          return Status::Ok();
+        },
+        &st);
+  };
+  if (measuresRates && !geo.oversubscribed) measureRates();
 
   // Ring allreduces: one float per rank for the latency of a step, 1 MiB for the bandwidth of the slowest link.
   // (Fewer elements than ranks leave some of the ring's chunks empty and skip their steps: 8 bytes on 4 ranks
@@ -237,7 +269,6 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
     d.op = strataSum;
     return BuildPlanWith(id, d, geo);
   };
-  std::vector<float> send(kLargeBytes / sizeof(float), 1.0f), recv(send.size());
   auto callOf = [&](const Plan& plan) {
     return [&run, &plan, &send, &recv] { return run(plan, send.data(), recv.data()); };
   };
@@ -255,6 +286,9 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   // 2 cores: up to 23 ms). That wait is the job's start, which the first collective would pay without a calibration.
   const uint64_t waitStart = NowNs();
   STRATA_CHECK(run(smallPlans[0], send.data(), recv.data()));
+  const uint64_t ratesStart = NowNs();
+  if (measuresRates && geo.oversubscribed) measureRates();
+  STRATA_CHECK(st);
   const uint64_t smallStart = NowNs();
   std::vector<std::function<Status()>> smallCalls;
   for (const Plan& plan : smallPlans) smallCalls.push_back(callOf(plan));
@@ -471,7 +505,8 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
     report->slotStreamingUs = slotUs[1];
     report->slotStreaming = slotStreaming;
     report->elapsedMs = static_cast<double>(NowNs() - start) / 1e6;
-    report->waitMs = static_cast<double>(smallStart - waitStart) / 1e6;
+    report->localMs = static_cast<double>(waitStart - start + smallStart - ratesStart) / 1e6;
+    report->waitMs = static_cast<double>(ratesStart - waitStart) / 1e6;
     report->smallMs = static_cast<double>(largeStart - smallStart) / 1e6;
     report->largeMs = static_cast<double>(largeEnd - largeStart) / 1e6;
   }

@@ -43,6 +43,7 @@ struct CalibrationReport {
   double slotStreamingUs = 0;
   bool slotStreaming = false;
   double elapsedMs = 0;    // the whole calibration on this rank
+  double localMs = 0;      // of which the buffers, plans and local rates (before the ranks line up, or just after)
   double waitMs = 0;       // of which waiting for the last rank to arrive (a small ring allreduce that lines them up)
   double smallMs = 0;      // the small calls of every algorithm
   double largeMs = 0;      // and the `largeBytes` (and `midBytes`) calls
@@ -120,6 +121,10 @@ Status TimePlansAlike(const PlanGeometry& geo, const PlanRunner& run, const std:
 Status LookAgainAtCloseCall(const PlanGeometry& geo, const PlanRunner& run, const std::vector<Plan>& plans,
                             const void* send, void* recv, double budgetUs, bool inPlaceToo, double lightBudgetUs,
                             double closeRatio, std::vector<double>* us, std::vector<size_t>* again);
+
+// Whether this rank measures the calibration's local rates (a reduction and a copy of 1 MiB): every rank, but where
+// some host runs more ranks than cores (`geo.oversubscribed`), only the first rank of each host.
+bool MeasuresLocalRates(const PlanGeometry& geo);
 
 // Every rank's figures `mine` (the same count on every rank), gathered by a ring allgather run through `run`:
 // `*all` holds rank r's at [r * mine.size(), (r + 1) * mine.size()).

@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "algorithms/algorithm_table.h"
@@ -584,6 +585,69 @@ TEST(Calibration, AcrossHostsEveryRoundRuns) {
   EXPECT_EQ(count("ring", true), 2 + 3 * 6);
   for (const char* kind : {"ring", "rhd"}) EXPECT_EQ(count(kind, false), 1 + 3) << kind;
   EXPECT_EQ(count("rd", false), 0);  // rd's own 1 MiB scale is for one host
+}
+
+// Where a host runs more ranks than cores, only its first rank measures the local rates; elsewhere every rank does.
+TEST(Calibration, OnlyEachHostsFirstRankMeasuresLocalRatesWhereRanksOutnumberCores) {
+  for (const auto& [hostOf, measuring] :
+       std::vector<std::pair<std::vector<int>, std::vector<bool>>>{{{0, 0, 0, 0}, {true, false, false, false}},
+                                                                   {{0, 0, 1, 1}, {true, false, true, false}},
+                                                                   {{0, 1, 0, 1}, {true, true, false, false}},
+                                                                   {{}, {true, false, false}}}) {
+    PlanGeometry geo;
+    geo.nranks = static_cast<int>(measuring.size());
+    geo.hostOf = hostOf;
+    for (int r = 0; r < geo.nranks; ++r) {
+      geo.rank = r;
+      geo.oversubscribed = false;
+      EXPECT_TRUE(MeasuresLocalRates(geo)) << "rank " << r;
+      geo.oversubscribed = true;
+      EXPECT_EQ(MeasuresLocalRates(geo), measuring[r]) << "rank " << r << " of " << geo.nranks;
+    }
+  }
+}
+
+// A rank that does not measure the local rates sends 0 for them, and the rates come from the ranks that did: rank 1
+// of 4 ranks on one host, where only rank 0 measured (its reduction and its copy of 1 MiB took 100 us each).
+TEST(Calibration, LocalRatesComeFromTheRanksThatMeasuredThem) {
+  PlanGeometry geo = RankZeroOf({0, 0, 0, 0});
+  geo.rank = 1;
+  const int p = geo.nranks;
+  auto figuresSent = [&](bool oversubscribed) {
+    geo.oversubscribed = oversubscribed;
+    std::vector<double> sent;
+    PlanRunner runner = [&](const Plan& plan, const void* send, void* recv) {
+      if (!AnswerFigures(plan, send, recv, p)) return Status::Ok();
+      const uint64_t figures = plan.queues[0].steps[0].count;
+      sent.assign(static_cast<const double*>(send), static_cast<const double*>(send) + figures);
+      return Status::Ok();
+    };
+    CostInputs in = CostInputsFromGeometry(geo);
+    EXPECT_TRUE(CalibrateCostInputs(geo, runner, &in, nullptr).ok());
+    return sent;  // the last allgather's: the figures
+  };
+  const std::vector<double> measured = figuresSent(false), unmeasured = figuresSent(true);
+  ASSERT_EQ(measured.size(), unmeasured.size());
+  std::vector<size_t> rates;  // the figures only a measuring rank sends
+  for (size_t f = 0; f < measured.size(); ++f)
+    if (measured[f] > 0 && unmeasured[f] == 0) rates.push_back(f);
+  ASSERT_EQ(rates.size(), 2u);
+
+  // Rank 0 measured 100 us for each; ranks 1-3 sent 0. The median over every rank would be 0 (an unbounded rate).
+  const double rateUs = 100;
+  PlanRunner runner = [&](const Plan& plan, const void* send, void* recv) {
+    if (!AnswerFigures(plan, send, recv, p)) return Status::Ok();
+    const uint64_t figures = plan.queues[0].steps[0].count;
+    if (figures == measured.size())
+      for (size_t f : rates) static_cast<double*>(recv)[f] = rateUs;  // rank 0's
+    return Status::Ok();
+  };
+  geo.oversubscribed = true;
+  CostInputs in = CostInputsFromGeometry(geo);
+  ASSERT_TRUE(CalibrateCostInputs(geo, runner, &in, nullptr).ok());
+  const double gbs = (1 << 20) / rateUs / 1e3;
+  EXPECT_NEAR(in.reduceGBs, gbs, 1e-9);
+  EXPECT_NEAR(in.copyGBs, gbs, 1e-9);
 }
 
 TEST(Calibration, SmallCallsCarryAnElementPerRank) {
