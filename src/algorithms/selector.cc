@@ -309,11 +309,16 @@ double AlgoSelector::timedScale(AlgoId id, CollKind kind, uint64_t bytes, const 
   // Every collective the window algorithms serve where ranks share cores: the timing's warm buffers favour the FIFO
   // algorithms alike (reduce-scatter on 4 ranks at 512 KiB: the ring timed at 0.73-0.89x oneshot's time, then 1.39x
   // slower back to back through the perf tools' moving buffers; docs/PERFORMANCE.md, "Seventeenth session"). With a
-  // core per rank, the allreduce while twoshot goes through the window (see kWarmTimingScale).
+  // core per rank, the allreduce while twoshot goes through the window (see kWarmTimingScale). Either way the
+  // allreduce's only while twoshot goes through the window: in place its timing on one buffer reaches warm pages by
+  // its system calls, which favours twoshot itself (as kInPlaceWarmTimingScale counts on 2 ranks). With 4 ranks on 2
+  // cores, where twoshot goes in place from 256 KiB, the scale had it chosen at 512 KiB at 1.13-1.24x rhd's time in
+  // three full local4 jobs; in 16 selector_perf jobs of 64 KiB - 4 MiB the choices over 1.10x fell from 20 to 13, a
+  // window algorithm's at 256 KiB - 1 MiB from 8 to 0 (docs/PERFORMANCE.md, "Thirty-first session").
   const uint64_t cb = ClassBytes(bytes);
-  const bool warmFavoured = in_.oversubscribed
-                                ? AlgoServes(AlgoId::OneShot, kind)
-                                : kind == CollKind::AllReduce && !CopiesInPlace(in_, "twoshot", kind, cb);
+  const bool twoshotInPlace = kind == CollKind::AllReduce && CopiesInPlace(in_, "twoshot", kind, cb);
+  const bool warmFavoured =
+      !twoshotInPlace && (in_.oversubscribed ? AlgoServes(AlgoId::OneShot, kind) : kind == CollKind::AllReduce);
   if (warmFavoured && oneHostOfThreeOrMore() && !IsWindowAlgo(id) && timedBeside(IsWindowAlgo))
     return scaled(ScaleWhy::kBesideWindows, kWarmTimingScale);
   // On 2 ranks, the plan that goes in place, up to its collective's size (see kInPlaceWarmTimingScale).

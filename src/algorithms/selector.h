@@ -87,9 +87,9 @@ class AlgoSelector {
   // for one not timed) for the class of `bytes`, by: kWarmTimingScale for an algorithm other than oneshot and twoshot
   // on one host of three ranks or more where one of those two was timed beside it (the timing reuses one warm pair of
   // buffers, on which the algorithms that pass every call through the FIFO slots keep up with those that read their
-  // peers' windows; calls whose buffers move fall behind them there): for an allreduce, allgather or reduce-scatter
-  // where a host runs more ranks than cores (CostInputs::oversubscribed), and for an allreduce with a core per rank
-  // where twoshot goes through the window (not CopiesInPlace); kInPlaceWarmTimingScale for the plan that goes in place
+  // peers' windows; calls whose buffers move fall behind them there): for an allgather or reduce-scatter where a host
+  // runs more ranks than cores (CostInputs::oversubscribed), and for an allreduce where twoshot goes through the window
+  // (not CopiesInPlace), with a core per rank or not; kInPlaceWarmTimingScale for the plan that goes in place
   // on 2 ranks, up to InPlaceWarmTimingMaxBytes; kHierBesideLeaderScale for hier's allreduce across hosts of two ranks
   // each where hier_leader was timed beside it; kSmallAllReduceMargin for rd and the ring beside the oneshot that keeps
   // a small class on one host of 2 ranks (smallOverridesRd); else 1. `why` (optional) says which.

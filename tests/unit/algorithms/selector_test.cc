@@ -785,7 +785,8 @@ TEST(Selector, BesideAWindowAlgorithmTheOthersCountTheirWarmTimingScaled) {
 
 // With a core per rank an allreduce's other candidates count their timing times kWarmTimingScale while twoshot goes
 // through the window (4 ranks up to 128 KiB: they copy in place from 256 KiB); from its in-place size on, and for the
-// allgather and reduce-scatter, the timing counts as measured (docs/PERFORMANCE.md, "Twenty-sixth session").
+// allgather and reduce-scatter, the timing counts as measured (docs/PERFORMANCE.md, "Twenty-sixth session"). Where
+// ranks share cores the allreduce's scale stops at the same size ("Thirty-first session").
 TEST(Selector, WithACorePerRankTheWarmTimingIsScaledWhileTwoshotGoesThroughTheWindow) {
   const std::vector<AlgoId> cands = {AlgoId::TwoShot, AlgoId::Ring, AlgoId::Rd};
   const std::vector<double> us = {14.4, 14.9, 13.0};  // a launch's 32 KiB class on 16 vCPUs: rd first
@@ -804,11 +805,19 @@ TEST(Selector, WithACorePerRankTheWarmTimingIsScaledWhileTwoshotGoesThroughTheWi
   // The allgather and reduce-scatter with a core per rank: the timing as measured.
   for (CollKind kind : {CollKind::AllGather, CollKind::ReduceScatter})
     EXPECT_EQ(own.settle(kind, 64 << 10, {AlgoId::OneShot, AlgoId::Ring}, {15.0, 13.0}), AlgoId::Ring);
-  // Where ranks share cores, the scale at every size and for all three.
+  // Where ranks share cores, the scale for the allgather and reduce-scatter at every size, and for the allreduce while
+  // twoshot goes through the window: up to 128 KiB on 4 ranks, where it copies in place from 256 KiB (timed on one
+  // buffer, in place it reaches warm pages: 4 ranks on the 2-core VM chose it at 512 KiB at 1.13-1.24x rhd's time).
   AlgoSelector shared(WithCrossMemoryAttach(OneHostWindows()));
-  EXPECT_DOUBLE_EQ(shared.timedScale(AlgoId::Ring, CollKind::AllReduce, 256 << 10, cands, inPlace), kWarmTimingScale);
-  EXPECT_EQ(shared.settle(CollKind::AllReduce, 256 << 10, cands, inPlace), AlgoId::TwoShot);
+  EXPECT_DOUBLE_EQ(shared.timedScale(AlgoId::Ring, CollKind::AllReduce, 128 << 10, cands, us), kWarmTimingScale);
+  EXPECT_EQ(shared.settle(CollKind::AllReduce, 128 << 10, cands, us), AlgoId::TwoShot);
+  for (uint64_t bytes : {uint64_t{256} << 10, uint64_t{512} << 10}) {
+    EXPECT_DOUBLE_EQ(shared.timedScale(AlgoId::Ring, CollKind::AllReduce, bytes, cands, inPlace), 1.0) << bytes;
+    EXPECT_EQ(shared.settle(CollKind::AllReduce, bytes, cands, inPlace), AlgoId::Ring) << bytes;
+  }
   EXPECT_EQ(shared.settle(CollKind::AllGather, 64 << 10, {AlgoId::OneShot, AlgoId::Ring}, {15.0, 13.0}),
+            AlgoId::OneShot);
+  EXPECT_EQ(shared.settle(CollKind::ReduceScatter, 512 << 10, {AlgoId::OneShot, AlgoId::Ring}, {110.0, 100.0}),
             AlgoId::OneShot);
 }
 
