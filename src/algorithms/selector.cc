@@ -314,7 +314,7 @@ double AlgoSelector::timedScale(AlgoId id, CollKind kind, uint64_t bytes, const 
   // its system calls, which favours twoshot itself (as kInPlaceWarmTimingScale counts on 2 ranks). With 4 ranks on 2
   // cores, where twoshot goes in place from 256 KiB, the scale had it chosen at 512 KiB at 1.13-1.24x rhd's time in
   // three full local4 jobs; in 16 selector_perf jobs of 64 KiB - 4 MiB the choices over 1.10x fell from 20 to 13, a
-  // window algorithm's at 256 KiB - 1 MiB from 8 to 0 (docs/PERFORMANCE.md, "Thirty-first session").
+  // window algorithm's at 256 KiB - 1 MiB from 7 to 0 (docs/PERFORMANCE.md, "Thirty-first session").
   const uint64_t cb = ClassBytes(bytes);
   const bool twoshotInPlace = kind == CollKind::AllReduce && CopiesInPlace(in_, "twoshot", kind, cb);
   const bool warmFavoured =
@@ -332,6 +332,10 @@ double AlgoSelector::timedScale(AlgoId id, CollKind kind, uint64_t bytes, const 
       timedBeside([](AlgoId other) { return other == AlgoId::OneShot; }))
     return scaled(ScaleWhy::kBesideSmallOneshot, kSmallAllReduceMargin);
   if (kind != CollKind::AllReduce) return 1.0;
+  // rd beside rhd where ranks share cores: the warm buffers hide rd's extra bytes (see kRdBesideRhdScale).
+  if (id == AlgoId::Rd && in_.oversubscribed && oneHostOfThreeOrMore() && cb >= kRdBesideRhdMinBytes &&
+      timedBeside([](AlgoId other) { return other == AlgoId::Rhd; }))
+    return scaled(ScaleWhy::kRdBesideRhd, kRdBesideRhdScale);
   if (id == AlgoId::Hier && in_.nhosts > 1 && in_.ranksPerHost == 2 &&
       timedBeside([](AlgoId other) { return other == AlgoId::HierLeader; }))
     return scaled(ScaleWhy::kBesideLeader, kHierBesideLeaderScale);

@@ -92,8 +92,10 @@ class AlgoSelector {
   // (not CopiesInPlace), with a core per rank or not; kInPlaceWarmTimingScale for the plan that goes in place
   // on 2 ranks, up to InPlaceWarmTimingMaxBytes; kHierBesideLeaderScale for hier's allreduce across hosts of two ranks
   // each where hier_leader was timed beside it; kSmallAllReduceMargin for rd and the ring beside the oneshot that keeps
-  // a small class on one host of 2 ranks (smallOverridesRd); else 1. `why` (optional) says which.
-  enum class ScaleWhy { kNone, kBesideWindows, kInPlace, kBesideLeader, kBesideSmallOneshot };
+  // a small class on one host of 2 ranks (smallOverridesRd); kRdBesideRhdScale for rd's allreduce beside rhd's from
+  // kRdBesideRhdMinBytes on one host of three ranks or more, more than it has cores; else 1. `why` (optional) says
+  // which.
+  enum class ScaleWhy { kNone, kBesideWindows, kInPlace, kBesideLeader, kBesideSmallOneshot, kRdBesideRhd };
   double timedScale(AlgoId id, CollKind kind, uint64_t bytes, const std::vector<AlgoId>& candidates,
                     const std::vector<double>& us, ScaleWhy* why = nullptr) const;
   // Whether `id` may be timed as a close rival of the model's choice, estimated at `pickUs` for the class of `bytes`:
@@ -182,6 +184,17 @@ constexpr double kMeasureTie = 1.02;
 // choices over 1.10x (16 KiB - 1 MiB) per job were 1, 0, 0 on 4 ranks and 0, 0, 0 on 8, against 0, 2, 2 and 2, 2, 1
 // with neither (docs/PERFORMANCE.md, "Twenty-sixth session"). Only the allreduce was measured with a core per rank.
 constexpr double kWarmTimingScale = 1.20;
+// What an allreduce's timing counts rd's figure by beside rhd's, from kRdBesideRhdMinBytes on one host of three ranks
+// or more where ranks share cores (AlgoSelector::timedScale), where the window algorithms' scale does not apply. rd
+// moves and reduces the whole vector at each of its log2(p) steps, rhd half of it at the first and less after: on 4
+// ranks 2 vectors a rank against 1.5, on 8 ranks 3 against 1.75. On the one warm pair of buffers the timing reuses,
+// those bytes stay in cache, and the two timed within a few percent of each other at 256 KiB on 4 ranks of the 2-core
+// VM (rd first in two TUNING launches of four); through selector_perf's rotation rd took 0.96-1.29x rhd's time at 256
+// KiB and 0.96-1.30x at 512 KiB in 32 jobs (medians 1.08 and 1.14; 1.00-1.51x at 1 MiB, median 1.27), and on 8
+// ranks 1.15-1.25x at 256 KiB in 11 (docs/PERFORMANCE.md, "Thirty-first session"). On 2 ranks the two move the same
+// bytes (rd/rhd 0.92-1.23x at 512 KiB in 20 jobs of the twenty-ninth session): not there.
+constexpr double kRdBesideRhdScale = 1.10;
+constexpr uint64_t kRdBesideRhdMinBytes = 256 << 10;
 // What hier's allreduce timing counts for beside hier_leader's, across hosts of two ranks each
 // (AlgoSelector::timedScale). There hier's step within a host moves what hier_leader's does, while its exchange between
 // hosts runs two flows on each host's link where hier_leader runs one. Over 2 hosts x 2 ranks at 10 Gbit/s the first

@@ -558,7 +558,8 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
     Scaled groups[] = {{Why::kBesideWindows, "beside the window algorithms (timed on warm buffers)", {}},
                        {Why::kInPlace, "in place (its peer's pages warm in the timing)", {}},
                        {Why::kBesideLeader, "beside hier_leader", {}},
-                       {Why::kBesideSmallOneshot, "beside oneshot (the small sizes' margin)", {}}};
+                       {Why::kBesideSmallOneshot, "beside oneshot (the small sizes' margin)", {}},
+                       {Why::kRdBesideRhd, "beside rhd (warm buffers hide rd's bytes)", {}}};
     for (size_t i = 0; i < timed.size(); ++i) {
       Why why = Why::kNone;
       const double scale = us[i] > 0 ? selector_.timedScale(timed[i], kind, at, timed, us, &why) : 1.0;

@@ -821,6 +821,42 @@ TEST(Selector, WithACorePerRankTheWarmTimingIsScaledWhileTwoshotGoesThroughTheWi
             AlgoId::OneShot);
 }
 
+// Where ranks share cores on one host of three or more, from 256 KiB rd's allreduce timing counts kRdBesideRhdScale
+// beside rhd's: the timing's warm buffers hide the bytes rd moves beyond rhd's (4 ranks: 2 vectors a rank against 1.5).
+TEST(Selector, FromTheRdBesideRhdSizeRdCountsItsTimingScaledWhereRanksShareCores) {
+  const std::vector<AlgoId> cands = {AlgoId::Rd, AlgoId::Rhd, AlgoId::TwoShot};
+  const std::vector<double> close = {155.4, 162.3, 240.0};  // a launch's 256 KiB class on 4 ranks: rd first
+  for (int ranks : {4, 8}) {
+    AlgoSelector shared(WithCrossMemoryAttach(OneHostWindows(ranks)));
+    for (uint64_t bytes : {uint64_t{256} << 10, uint64_t{512} << 10, uint64_t{4} << 20}) {
+      EXPECT_DOUBLE_EQ(shared.timedScale(AlgoId::Rd, CollKind::AllReduce, bytes, cands, close), kRdBesideRhdScale)
+          << ranks << " ranks, " << bytes;
+      EXPECT_DOUBLE_EQ(shared.timedScale(AlgoId::Rhd, CollKind::AllReduce, bytes, cands, close), 1.0) << bytes;
+      // rd 155.4 us counted at 170.9: rhd's 162.3 is the faster.
+      EXPECT_EQ(shared.settle(CollKind::AllReduce, bytes, cands, close), AlgoId::Rhd) << ranks << " ranks, " << bytes;
+      // rd over 1.1x faster keeps the class.
+      EXPECT_EQ(shared.settle(CollKind::AllReduce, bytes, cands, {145.0, 162.3, 240.0}), AlgoId::Rd) << bytes;
+    }
+    // rhd not timed: rd's figure as measured.
+    EXPECT_DOUBLE_EQ(shared.timedScale(AlgoId::Rd, CollKind::AllReduce, 512 << 10, cands, {155.4, 0.0, 240.0}), 1.0);
+    // Below 256 KiB the rule does not apply (there twoshot goes through the window: both count the warm scale alike).
+    EXPECT_DOUBLE_EQ(shared.timedScale(AlgoId::Rd, CollKind::AllReduce, 128 << 10, cands, close), kWarmTimingScale);
+    EXPECT_EQ(shared.settle(CollKind::AllReduce, 128 << 10, cands, close), AlgoId::Rd);
+    // Only the allreduce.
+    EXPECT_DOUBLE_EQ(
+        shared.timedScale(AlgoId::Rd, CollKind::ReduceScatter, 512 << 10, {AlgoId::Rd, AlgoId::Rhd}, {155.4, 162.3}),
+        1.0);
+  }
+  // With a core per rank, on 2 ranks and across hosts: the timing as measured.
+  for (const CostInputs& in : {WithCrossMemoryAttach(CorePerRank(OneHostWindows())), Oversubscribed(Shape(1, 2, 0)),
+                               Oversubscribed(Shape(2, 2, 1.25))}) {
+    AlgoSelector sel(in);
+    EXPECT_DOUBLE_EQ(
+        sel.timedScale(AlgoId::Rd, CollKind::AllReduce, 512 << 10, {AlgoId::Rd, AlgoId::Rhd}, {155.4, 162.3}), 1.0)
+        << in.nranks << " ranks on " << in.nhosts << " host(s)";
+  }
+}
+
 // On 2 ranks, where twoshot's allreduce (to 64 KiB) or oneshot's reduce-scatter (to 256 KiB) or allgather (to 32 KiB)
 // goes in place, its timing counts kInPlaceWarmTimingScale times: the first call's timing reaches warm pages that calls
 // moving through memory do not (docs/PERFORMANCE.md).
@@ -984,7 +1020,8 @@ TEST(Selector, OnOneHostOfThreeRanksOrMoreTheTimedClassesStartAt4KiB) {
 }
 
 TEST(Selector, SettleKeepsTheFastestBeyondTheTie) {
-  AlgoSelector sel(OneHostWindows());
+  // A core per rank: rd's figure beside rhd's as measured (kRdBesideRhdScale is for ranks that share cores).
+  AlgoSelector sel(CorePerRank(OneHostWindows()));
   const uint64_t bytes = 256 << 10;
   const std::vector<AlgoId> cands = {AlgoId::Rhd, AlgoId::Rd, AlgoId::Ring};
   // rd 1% faster than the model's rhd: within the tie, rhd stays.
@@ -1005,7 +1042,7 @@ TEST(Selector, SettleKeepsTheFastestBeyondTheTie) {
   // The model's choices, cached by choose, are not measured ones; reset forgets both.
   sel.choose(CollKind::AllReduce, 64 << 20);
   EXPECT_FALSE(sel.measured(CollKind::AllReduce, 64 << 20));
-  sel.reset(OneHostWindows());
+  sel.reset(CorePerRank(OneHostWindows()));
   EXPECT_FALSE(sel.known(CollKind::AllReduce, bytes, &known));
   EXPECT_FALSE(sel.measured(CollKind::AllReduce, bytes));
 }
