@@ -632,10 +632,8 @@ Status Communicator::setupSelector() {
     Status st = CalibrateCostInputs(geo_, planRunner(), &in, &calibration_, stores);
     if (!st.ok()) return MakeError(st.code(), "calibrating the cost model: %s", st.message().c_str());
     STRATA_LOG(INFO, TUNING,
-               "calibration took %.1f ms (local rates and buffers %.1f ms, waiting for the last rank %.1f ms, small "
-               "calls %.1f "
-               "ms, large %.1f ms): %llu B "
-               "ring allreduce %.1f us, %llu B %.1f us",
+               "calibration took %.1f ms (local rates and buffers %.1f ms, waiting for the last rank %.1f ms, "
+               "small calls %.1f ms, large %.1f ms): %llu B ring allreduce %.1f us, %llu B %.1f us",
                calibration_.elapsedMs, calibration_.localMs, calibration_.waitMs, calibration_.smallMs,
                calibration_.largeMs, static_cast<unsigned long long>(calibration_.smallBytes), calibration_.ringSmallUs,
                static_cast<unsigned long long>(calibration_.largeBytes), calibration_.ringLargeUs);
