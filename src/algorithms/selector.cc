@@ -306,6 +306,7 @@ double AlgoSelector::timedScale(AlgoId id, CollKind kind, uint64_t bytes, const 
       if (matches(candidates[i]) && us[i] > 0) return true;
     return false;
   };
+  auto timedBesideOne = [&](AlgoId other) { return timedBeside([other](AlgoId c) { return c == other; }); };
   // Every collective the window algorithms serve where ranks share cores: the timing's warm buffers favour the FIFO
   // algorithms alike (reduce-scatter on 4 ranks at 512 KiB: the ring timed at 0.73-0.89x oneshot's time, then 1.39x
   // slower back to back through the perf tools' moving buffers; docs/PERFORMANCE.md, "Seventeenth session"). With a
@@ -329,15 +330,14 @@ double AlgoSelector::timedScale(AlgoId id, CollKind kind, uint64_t bytes, const 
   // On one host of 2 ranks, rd (and the allgather's or reduce-scatter's ring) beside the oneshot that keeps a small
   // class (smallOverridesRd): they take the class by the small sizes' margin only (see kTwoRankOneshotAllReduceBytes).
   if (in_.nhosts == 1 && in_.nranks == 2 && (id == AlgoId::Rd || id == AlgoId::Ring) && cb <= kSmallAllReduceBytes &&
-      timedBeside([](AlgoId other) { return other == AlgoId::OneShot; }))
+      timedBesideOne(AlgoId::OneShot))
     return scaled(ScaleWhy::kBesideSmallOneshot, kSmallAllReduceMargin);
   if (kind != CollKind::AllReduce) return 1.0;
   // rd beside rhd where ranks share cores: the warm buffers hide rd's extra bytes (see kRdBesideRhdScale).
   if (id == AlgoId::Rd && in_.oversubscribed && oneHostOfThreeOrMore() && cb >= kRdBesideRhdMinBytes &&
-      timedBeside([](AlgoId other) { return other == AlgoId::Rhd; }))
+      timedBesideOne(AlgoId::Rhd))
     return scaled(ScaleWhy::kRdBesideRhd, kRdBesideRhdScale);
-  if (id == AlgoId::Hier && in_.nhosts > 1 && in_.ranksPerHost == 2 &&
-      timedBeside([](AlgoId other) { return other == AlgoId::HierLeader; }))
+  if (id == AlgoId::Hier && in_.nhosts > 1 && in_.ranksPerHost == 2 && timedBesideOne(AlgoId::HierLeader))
     return scaled(ScaleWhy::kBesideLeader, kHierBesideLeaderScale);
   return 1.0;
 }

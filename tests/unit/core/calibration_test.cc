@@ -60,11 +60,14 @@ uint64_t PlanElems(const Plan& plan) {
   return elems;
 }
 
+// The figures each rank sends in one of the calibration's allgathers: the ring allgather's local copy of its own.
+uint64_t FigureCount(const Plan& plan) { return plan.queues[0].steps[0].count; }
+
 // The calibration's allgather of its figures (the only float64 plan it runs), answered as if each of the
 // `nranks` ranks had measured the same; false for any other plan.
 bool AnswerFigures(const Plan& plan, const void* send, void* recv, int nranks) {
   if (plan.dtype != strataFloat64) return false;
-  const uint64_t figures = plan.queues[0].steps[0].count;  // the ring allgather's local copy of this rank's
+  const uint64_t figures = FigureCount(plan);
   for (int r = 0; r < nranks; ++r)
     std::memcpy(static_cast<double*>(recv) + figures * r, send, figures * sizeof(double));
   return true;
@@ -131,7 +134,7 @@ TEST(Calibration, PlansTimedAlikeGiveTheMedianOverTheRanks) {
       int inPlace = 0, outOfPlace = 0;
       PlanRunner run = [&](const Plan& plan, const void* in, void* out) {
         if (plan.dtype == strataFloat64) {  // the figures' allgather
-          const uint64_t figures = plan.queues[0].steps[0].count;
+          const uint64_t figures = FigureCount(plan);
           for (int r = 0; r < 4; ++r)
             for (uint64_t f = 0; f < figures; ++f)
               static_cast<double*>(out)[figures * r + f] = static_cast<const double*>(in)[f] * (r + 1);
@@ -618,7 +621,7 @@ TEST(Calibration, LocalRatesComeFromTheRanksThatMeasuredThem) {
     std::vector<double> sent;
     PlanRunner runner = [&](const Plan& plan, const void* send, void* recv) {
       if (!AnswerFigures(plan, send, recv, p)) return Status::Ok();
-      const uint64_t figures = plan.queues[0].steps[0].count;
+      const uint64_t figures = FigureCount(plan);
       sent.assign(static_cast<const double*>(send), static_cast<const double*>(send) + figures);
       return Status::Ok();
     };
@@ -637,7 +640,7 @@ TEST(Calibration, LocalRatesComeFromTheRanksThatMeasuredThem) {
   const double rateUs = 100;
   PlanRunner runner = [&](const Plan& plan, const void* send, void* recv) {
     if (!AnswerFigures(plan, send, recv, p)) return Status::Ok();
-    const uint64_t figures = plan.queues[0].steps[0].count;
+    const uint64_t figures = FigureCount(plan);
     if (figures == measured.size())
       for (size_t f : rates) static_cast<double*>(recv)[f] = rateUs;  // rank 0's
     return Status::Ok();
