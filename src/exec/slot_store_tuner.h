@@ -74,7 +74,9 @@ class SlotStoreTuner {
   // and at a class's first call (current) then run the FIFO algorithms in it, as the class's calls will once the tuner
   // has tried both: on 2 ranks of an AMD EPYC VM, launches whose ring ran 263-310 us at 1 MiB with ordinary stores for
   // the whole launch (65-81 in others, 120-181 with streaming stores) calibrated the ring at 242-307 us (63-162 in
-  // others) and chose twoshot there (docs/PERFORMANCE.md, "Twenty-ninth session").
+  // others) and chose twoshot there (docs/PERFORMANCE.md, "Twenty-ninth session"). After that, each verdict of a try
+  // in any class (a switch, or the mode in use kept) sets it too: the machine turns while a job runs, and a class first
+  // called a minute after init is better served by the latest verdict than by the calibration's.
   void startIn(bool streaming);
   // Times a class changed mode, all classes together.
   int switches() const;
@@ -99,7 +101,7 @@ class SlotStoreTuner {
   mutable std::mutex mu_;
   std::map<int, Class> classes_;  // under mu_
   int switches_ = 0;              // under mu_
-  bool startStreaming_ = false;   // under mu_: the mode of classes not yet begun
+  bool startStreaming_ = false;   // under mu_: the mode of classes not yet begun (startIn, the latest verdict)
 };
 
 }  // namespace strata

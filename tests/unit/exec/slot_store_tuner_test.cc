@@ -98,7 +98,7 @@ TEST(SlotStoreTuner, SwitchesAfterTwoWinningTries) {
   EXPECT_EQ(t.switches(), 1);
   EXPECT_TRUE(t.current(kBytes));
   EXPECT_TRUE(t.current(kBytes + 1));  // the same size class
-  EXPECT_FALSE(t.current(kBytes * 2));
+  EXPECT_TRUE(t.current(kBytes * 2));  // not begun: the latest verdict's mode (ClassesNotBegunStartInTheLatestVerdict)
 }
 
 // Classes not begun start in the mode the calibration found faster (startIn); a class begun before keeps its own, and
@@ -129,6 +129,33 @@ TEST(SlotStoreTuner, ClassesNotBegunStartInTheModeTold) {
   cached.startIn(true);
   EXPECT_FALSE(cached.current(kBytes));
   EXPECT_TRUE(StreamingCalls(Drive(cached, 5, StreamingFaster)).empty());
+}
+
+// After init, each verdict of a try in any class sets the mode that classes not begun start in: a switch, and a try
+// that loses (the mode in use kept). A class first called long after init then starts in what the machine favours now.
+TEST(SlotStoreTuner, ClassesNotBegunStartInTheLatestVerdict) {
+  SlotStoreTuner t;
+  t.startIn(false);
+  EXPECT_FALSE(t.current(kBytes * 2));
+  // Streaming wins class kBytes's tries at calls 2 and 3: the switch is the verdict.
+  EXPECT_TRUE(Drive(t, 6, StreamingFaster) == std::vector<bool>({false, false, true, true, true, true}));
+  EXPECT_EQ(t.switches(), 1);
+  EXPECT_TRUE(t.current(kBytes * 2)) << "not begun: the switch's mode";
+  // That class starts streaming and runs so; then the machine turns, and ordinary stores win it back.
+  EXPECT_TRUE(Drive(t, 6, CachedFaster, kBytes * 2) == std::vector<bool>({true, true, false, false, false, false}));
+  EXPECT_EQ(t.switches(), 2);
+  EXPECT_FALSE(t.current(kBytes * 4));
+  EXPECT_TRUE(t.current(kBytes)) << "begun: its own mode until its own tries";
+
+  // A kept mode is a verdict too: told streaming (another communicator's calibration) while class kBytes runs ordinary
+  // stores faster, its try of streaming loses and the classes not begun start in ordinary stores again.
+  SlotStoreTuner u;
+  EXPECT_TRUE(Drive(u, 2, CachedFaster).size() == 2);  // begun, one timed call in ordinary stores
+  u.startIn(true);
+  EXPECT_TRUE(u.current(kBytes * 2));
+  EXPECT_TRUE(Drive(u, 1, CachedFaster, kBytes, 2) == std::vector<bool>({true})) << "the try";
+  EXPECT_FALSE(u.current(kBytes * 2)) << "the try lost: ordinary stores kept";
+  EXPECT_EQ(u.switches(), 0);
 }
 
 // A lucky first try (a moment when the machine ran the other mode fast) is not confirmed by the second: no switch.
