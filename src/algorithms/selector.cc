@@ -328,8 +328,10 @@ double AlgoSelector::timedScale(AlgoId id, CollKind kind, uint64_t bytes, const 
       CopiesInPlace(in_, GetAlgoInfo(id).name, kind, cb) && timedBeside([id](AlgoId other) { return other != id; }))
     return scaled(ScaleWhy::kInPlace, kInPlaceWarmTimingScale);
   // On one host of 2 ranks, rd (and the allgather's or reduce-scatter's ring) beside the oneshot that keeps a small
-  // class (smallOverridesRd): they take the class by the small sizes' margin only (see kTwoRankOneshotAllReduceBytes).
-  if (in_.nhosts == 1 && in_.nranks == 2 && (id == AlgoId::Rd || id == AlgoId::Ring) && cb <= kSmallAllReduceBytes &&
+  // class (smallOverridesRd): they take the class by the small sizes' margin only (see kTwoRankOneshotAllReduceBytes),
+  // the allreduce's up to kSmallAllReduceMarginMaxBytes.
+  const uint64_t marginMax = kind == CollKind::AllReduce ? kSmallAllReduceMarginMaxBytes : kSmallAllReduceBytes;
+  if (in_.nhosts == 1 && in_.nranks == 2 && (id == AlgoId::Rd || id == AlgoId::Ring) && cb <= marginMax &&
       timedBesideOne(AlgoId::OneShot))
     return scaled(ScaleWhy::kBesideSmallOneshot, kSmallAllReduceMargin);
   if (kind != CollKind::AllReduce) return 1.0;

@@ -261,6 +261,13 @@ constexpr uint64_t kSmallAllGatherBytes = 2 << 10;
 // their first call (AlgoSelector::smallOverridesRd), oneshot kept unless rd times kSmallAllReduceMargin faster.
 constexpr uint64_t kTwoRankOneshotAllReduceBytes = 2 << 10;
 constexpr double kSmallAllReduceMargin = 1.25;
+// The allreduce's timing counts rd by kSmallAllReduceMargin beside oneshot up to this size; its 2 KiB class is timed
+// level. Up to 1 KiB the timing puts rd further ahead than calls moving through memory do: on the AMD EPYC VM, in six
+// full 2-rank selector_perf jobs, rd timed 1.2-1.5x faster than oneshot at 512 B - 1 KiB where the jobs' forced runs
+// had the two within 1.00-1.14x of each other. At 2 KiB the two agreed: rd timed 1.0-1.6x faster and ran 1.15-1.31x
+// faster in five jobs of six, where the margin kept oneshot (docs/PERFORMANCE.md, "Thirty-second session"). On the
+// Intel VM oneshot's 2 KiB ran faster back to back (see above), which a level timing keeps.
+constexpr uint64_t kSmallAllReduceMarginMaxBytes = 1 << 10;
 // On one host of 3 to kCorePerRankWindowMaxRanks ranks, each with a core of its own, an allreduce up to
 // kSmallAllReduceBytes runs oneshot up to kCorePerRankOneshotAllReduceBytes and twoshot above, whatever the model
 // estimates, and its classes are not timed. There the window algorithms exchange once through shared memory where rd
