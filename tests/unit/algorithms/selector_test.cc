@@ -418,15 +418,17 @@ TEST(Selector, OnTwoRanksOneshotKeepsTheAllReducesUpToTwoKib) {
   EXPECT_EQ(sel.settle(CollKind::AllReduce, 512, pair, {1.2, 1.0}), AlgoId::OneShot);
   EXPECT_EQ(sel.choose(CollKind::AllReduce, 512), AlgoId::OneShot);
   EXPECT_EQ(sel.settle(CollKind::AllReduce, 256, pair, {1.3, 1.0}), AlgoId::Rd);
-  // Up to 1 KiB only: the 2 KiB class is timed level, and rd 1.2x faster takes it (the AMD EPYC VM's TUNING lines,
-  // oneshot 2.4 us against rd's 2.0), while oneshot timed faster keeps it (the Intel VM's order).
+  // Up to 512 B only: the 1 and 2 KiB classes are timed level, and rd 1.2x faster takes them (the AMD EPYC VM's TUNING
+  // lines at 2 KiB, oneshot 2.4 us against rd's 2.0), while oneshot timed faster keeps them (the Intel VM's order).
   AlgoSelector level(vm);
-  EXPECT_DOUBLE_EQ(level.timedScale(AlgoId::Rd, CollKind::AllReduce, 2048, pair, {2.4, 2.0}, &why), 1.0);
-  EXPECT_EQ(why, AlgoSelector::ScaleWhy::kNone);
-  EXPECT_DOUBLE_EQ(level.timedScale(AlgoId::Rd, CollKind::AllReduce, 1024, pair, {2.4, 2.0}), kSmallAllReduceMargin);
-  EXPECT_EQ(level.settle(CollKind::AllReduce, 1024, pair, {2.4, 2.0}), AlgoId::OneShot);
-  EXPECT_EQ(level.settle(CollKind::AllReduce, 2048, pair, {2.4, 2.0}), AlgoId::Rd);
-  EXPECT_EQ(AlgoSelector(vm).settle(CollKind::AllReduce, 2048, pair, {0.8, 1.2}), AlgoId::OneShot);
+  for (uint64_t bytes : {1024u, 2048u}) {
+    EXPECT_DOUBLE_EQ(level.timedScale(AlgoId::Rd, CollKind::AllReduce, bytes, pair, {2.4, 2.0}, &why), 1.0) << bytes;
+    EXPECT_EQ(why, AlgoSelector::ScaleWhy::kNone);
+    EXPECT_EQ(level.settle(CollKind::AllReduce, bytes, pair, {2.4, 2.0}), AlgoId::Rd) << bytes;
+    EXPECT_EQ(AlgoSelector(vm).settle(CollKind::AllReduce, bytes, pair, {0.8, 1.2}), AlgoId::OneShot) << bytes;
+  }
+  EXPECT_DOUBLE_EQ(level.timedScale(AlgoId::Rd, CollKind::AllReduce, 512, pair, {2.4, 2.0}), kSmallAllReduceMargin);
+  EXPECT_EQ(level.settle(CollKind::AllReduce, 512, pair, {2.4, 2.0}), AlgoId::OneShot);
   // The allgather's and reduce-scatter's margin is not the allreduce's: it holds at 2 KiB (see below).
   const std::vector<AlgoId> gatherPair = {AlgoId::OneShot, AlgoId::Ring};
   EXPECT_DOUBLE_EQ(level.timedScale(AlgoId::Ring, CollKind::AllGather, 2048, gatherPair, {2.4, 2.0}),
