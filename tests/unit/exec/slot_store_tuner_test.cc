@@ -150,7 +150,7 @@ TEST(SlotStoreTuner, ClassesNotBegunStartInTheLatestVerdict) {
   // A kept mode is a verdict too: told streaming (another communicator's calibration) while class kBytes runs ordinary
   // stores faster, its try of streaming loses and the classes not begun start in ordinary stores again.
   SlotStoreTuner u;
-  EXPECT_TRUE(Drive(u, 2, CachedFaster).size() == 2);  // begun, one timed call in ordinary stores
+  Drive(u, 2, CachedFaster);  // begun: its first call, then one timed call in ordinary stores
   u.startIn(true);
   EXPECT_TRUE(u.current(kBytes * 2));
   EXPECT_TRUE(Drive(u, 1, CachedFaster, kBytes, 2) == std::vector<bool>({true})) << "the try";
