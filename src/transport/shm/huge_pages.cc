@@ -22,9 +22,12 @@ namespace {
 constexpr int kMaxCollapsesPerCall = 16;
 // Stretches remembered at most (32 GiB of buffers); past it the table starts again.
 constexpr size_t kMaxStretches = 16384;
-// Checking a stretch still on huge pages takes 0.2 us of the thread's time; collapsing one takes hundreds (it copies
-// 2 MiB). A check that took more than this found new memory at the stretch's addresses.
-constexpr double kRenewedCpuUs = 50;
+// Checking a stretch still on huge pages takes 0.2 us of the thread's time; collapsing one takes 550 us or more on the
+// development VM (it copies 2 MiB). A check that took more than this found new memory at the stretch's addresses. While
+// other processes fault and collapse memory, a check takes longer: 52-89 us on the VM (the multi-process huge-page test
+// in a loop beside other tests), where a bound of 50 us had found renewals twice within a few calls, left the stretch
+// alone as churning, and run the 24 MiB allreduce on the ring where twoshot was due in 3 runs of 15.
+constexpr double kRenewedCpuUs = 200;
 // Two renewals within this many calls of a stretch: its memory churns.
 constexpr uint32_t kChurnCalls = 64;
 
@@ -58,13 +61,17 @@ bool Visit(Stretch& s, uint64_t at, int after, int* collapses) {
         return false;
       }
       if (ThreadCpuUs() - t0 > kRenewedCpuUs) {
-        if (s.renewedAt != 0 && s.seen - s.renewedAt < kChurnCalls) s.state = StretchState::kChurning;
+        if (s.renewedAt != 0 && s.seen - s.renewedAt < kChurnCalls) {
+          s.state = StretchState::kChurning;
+          s.triedAt = s.seen;
+        }
         s.renewedAt = s.seen;
       }
       return s.state == StretchState::kHuge;
     }
     case StretchState::kOrdinary:
-    case StretchState::kRefused: {
+    case StretchState::kRefused:
+    case StretchState::kChurning: {
       const bool due = s.state == StretchState::kOrdinary ? s.seen >= static_cast<uint32_t>(after)
                                                           : s.seen - s.triedAt >= kHugePageRetryCalls;
       if (!due || *collapses <= 0) return false;
@@ -73,8 +80,6 @@ bool Visit(Stretch& s, uint64_t at, int after, int* collapses) {
       s.triedAt = s.seen;
       return s.state == StretchState::kHuge;
     }
-    case StretchState::kChurning:
-      return false;
   }
   return false;
 }

@@ -40,7 +40,7 @@ enum class StretchState : uint8_t {
   kHuge,      // collapsed; every later call checks it again (0.2 us where it still is)
   kRefused,   // the kernel said no; tried again kHugePageRetryCalls later
   kChurning,  // found on ordinary pages again and again: memory freed and allocated anew at these addresses, which
-              // costs a collapse each time for a call or two of gain; left alone
+              // costs a collapse each time for a call or two of gain; left alone, tried again kHugePageRetryCalls later
 };
 struct Stretch {
   uint32_t seen = 0;
@@ -59,7 +59,7 @@ class HugePageTable {
   // or kHugePageMaxInPlaceBytes for a buffer passed in place) is not moved and its call not counted, but it counts as
   // on huge pages where smaller calls moved its stretches (not checked again). A collapsed
   // stretch is checked on every call (0.2 us): memory freed and allocated anew at its addresses is collapsed again,
-  // and where that happens twice within 64 calls the stretch is left alone.
+  // and where that happens twice within 64 calls the stretch is left alone for kHugePageRetryCalls calls.
   bool visit(const void* p, size_t bytes, int after, uint64_t maxBytes = kHugePageMaxBytes);
 
  private:

@@ -96,8 +96,8 @@ TEST_F(HugePagesTest, TheEndsOfABufferMoveWithinItsMappingAndWhereMostlyItsOwn) 
   }
 }
 
-// Memory freed and mapped anew at the same addresses: collapsed again once (the check finds ordinary pages), and
-// left alone from the second time within 64 calls.
+// Memory freed and mapped anew at the same addresses: collapsed again once (the check finds ordinary pages), left
+// alone from the second time within 64 calls, and tried again kHugePageRetryCalls calls later.
 TEST_F(HugePagesTest, MemoryAllocatedAnewAtTheSameAddressesIsCollapsedAgainThenLeftAlone) {
   Mapping m(2 * kHugePageBytes);
   ASSERT_NE(m.base, nullptr);
@@ -119,6 +119,12 @@ TEST_F(HugePagesTest, MemoryAllocatedAnewAtTheSameAddressesIsCollapsedAgainThenL
   renew();
   EXPECT_FALSE(table.visit(m.base, bytes, 1));
   EXPECT_EQ(HugeKbOfMapping(m.base), 0) << "a churning stretch is no longer collapsed";
+  EXPECT_TRUE(m.intact());
+  // Left alone until kHugePageRetryCalls calls after it was found churning (two calls ago), then collapsed again.
+  for (uint32_t call = 2; call < kHugePageRetryCalls; ++call) ASSERT_FALSE(table.visit(m.base, bytes, 1)) << call;
+  EXPECT_EQ(HugeKbOfMapping(m.base), 0);
+  EXPECT_TRUE(table.visit(m.base, bytes, 1)) << "tried again";
+  EXPECT_EQ(HugeKbOfMapping(m.base), static_cast<long>(bytes / 1024));
   EXPECT_TRUE(m.intact());
 }
 
