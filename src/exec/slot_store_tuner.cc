@@ -102,17 +102,16 @@ void SlotStoreTuner::end(uint64_t bytes, const Call& call, uint64_t ns) {
     c.recent[0] = c.chosenAt = perByte;
     c.nRecent = 1;
     c.interval = kFirstInterval;
-    startStreaming_ = c.streaming;
     ++switches_;
     STRATA_LOG(INFO, TUNING, "shared-memory slots of %llu B calls: %s stores now (%.3f ns/B, %s %.3f)",
                static_cast<unsigned long long>(bytes), ModeName(c.streaming), perByte, ModeName(!c.streaming), inUse);
   } else {
     c.chosenAt = inUse;
     c.interval = std::min(2 * c.interval, kMaxInterval);
-    startStreaming_ = c.streaming;
     STRATA_LOG(TRACE, TUNING, "shared-memory slots of %llu B calls: %s stores kept (%.3f ns/B, %s tried at %.3f)",
                static_cast<unsigned long long>(bytes), ModeName(c.streaming), inUse, ModeName(!c.streaming), perByte);
   }
+  startStreaming_ = c.streaming;  // the latest verdict, switched or kept: where classes not yet begun start
 }
 
 bool SlotStoreTuner::current(uint64_t bytes) const {
