@@ -203,30 +203,9 @@ bool QuantPlanRun::pollFds(std::vector<pollfd>* fds) {
 }
 
 std::string QuantPlanRun::blockedOn() const {
-  std::string out;
-  auto add = [&out](const std::string& s) { AddDistinct(&out, s); };
-  for (const QueueState& q : queues_) {
-    if (q.step >= q.queue->steps.size()) continue;
-    const QStep& s = q.queue->steps[q.step];
-    const std::string ch = " (channel " + std::to_string(q.queue->channel) + ")";
-    if (s.waitQueue >= 0 && queues_[s.waitQueue].step < s.waitSteps) continue;  // the other queue says why
-    if (s.recvPeer >= 0) add("receive from rank " + std::to_string(s.recvPeer) + ch);
-    else if (s.sendPeer >= 0) add("send to rank " + std::to_string(s.sendPeer) + ch);
-  }
-  if (out.empty() && !flushed_) AddUndelivered(sendConns_, &out);
-  return out;
+  return BlockedOnSteps(queues_, sendConns_, flushed_, [](const QStep&) { return std::string(); });
 }
 
-std::vector<int> QuantPlanRun::blockedPeers() const {
-  std::vector<int> out;
-  for (const QueueState& q : queues_) {
-    if (q.step >= q.queue->steps.size()) continue;
-    const QStep& s = q.queue->steps[q.step];
-    if (s.recvPeer >= 0) out.push_back(s.recvPeer);
-    else if (s.sendPeer >= 0) out.push_back(s.sendPeer);
-  }
-  if (out.empty() && !flushed_) AddUndelivered(sendConns_, &out);
-  return SortedPeers(out);
-}
+std::vector<int> QuantPlanRun::blockedPeers() const { return BlockedPeersOfSteps(queues_, sendConns_, flushed_); }
 
 }  // namespace strata
