@@ -156,30 +156,30 @@ std::vector<Seg> BlockSegs(int from, int to, uint64_t block, uint64_t co, uint64
 
 }  // namespace
 
-Plan RdAllReducePlan(const CollDesc& desc, const PlanGeometry& geo) {
+namespace {
+
+// rd (`halving` false: whole vectors exchanged) or rhd (true: halves reduced, then gathered), per channel.
+Plan ExchangeAllReducePlan(const char* name, bool halving, const CollDesc& desc, const PlanGeometry& geo) {
   if (geo.nranks == 1) return SingleRankPlan(desc, geo, desc.count);
-  Plan plan = NewPlan("rd", desc, geo);
+  Plan plan = NewPlan(name, desc, geo);
   const Fold f(geo.nranks, geo.rank);
   const Pace pace = ExchangePace(geo, DataTypeSize(desc.dtype));
   for (int c = 0; c < geo.nchannels; ++c) {
     uint64_t off, len;
     Part(desc.count, c, geo.nchannels, &off, &len);
-    EmitAllReduce(plan.addQueue(c), f, off, len, false, pace);
+    EmitAllReduce(plan.addQueue(c), f, off, len, halving, pace);
   }
   return plan;
 }
 
+}  // namespace
+
+Plan RdAllReducePlan(const CollDesc& desc, const PlanGeometry& geo) {
+  return ExchangeAllReducePlan("rd", false, desc, geo);
+}
+
 Plan RhdAllReducePlan(const CollDesc& desc, const PlanGeometry& geo) {
-  if (geo.nranks == 1) return SingleRankPlan(desc, geo, desc.count);
-  Plan plan = NewPlan("rhd", desc, geo);
-  const Fold f(geo.nranks, geo.rank);
-  const Pace pace = ExchangePace(geo, DataTypeSize(desc.dtype));
-  for (int c = 0; c < geo.nchannels; ++c) {
-    uint64_t off, len;
-    Part(desc.count, c, geo.nchannels, &off, &len);
-    EmitAllReduce(plan.addQueue(c), f, off, len, true, pace);
-  }
-  return plan;
+  return ExchangeAllReducePlan("rhd", true, desc, geo);
 }
 
 // Recursive halving over the group's blocks; group index v owns real blocks [firstBlock(v),

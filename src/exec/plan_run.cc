@@ -160,17 +160,8 @@ Status PlanRun::init() {
         qs.recv.push_back(nullptr);
         continue;
       }
-      if (s.sendPeer >= 0) {
-        sc = conns_->sendTo(q.channel, s.sendPeer);
-        STRATA_REQUIRE(sc, strataInternalError, "no connection to rank %d on channel %d", s.sendPeer, q.channel);
-        if (std::find(sendConns_.begin(), sendConns_.end(), sc) == sendConns_.end()) sendConns_.push_back(sc);
-        if (sc->slotsShared()) sharedSlotBytes_ += s.count * esize_;
-      }
-      if (s.recvPeer >= 0) {
-        rc = conns_->recvFrom(q.channel, s.recvPeer);
-        STRATA_REQUIRE(rc, strataInternalError, "no connection from rank %d on channel %d", s.recvPeer, q.channel);
-        if (std::find(recvConns_.begin(), recvConns_.end(), rc) == recvConns_.end()) recvConns_.push_back(rc);
-      }
+      STRATA_CHECK(ConnectStep(conns_, q.channel, s.sendPeer, s.recvPeer, &sendConns_, &recvConns_, &sc, &rc));
+      if (sc && sc->slotsShared()) sharedSlotBytes_ += s.count * esize_;
       qs.send.push_back(sc);
       qs.recv.push_back(rc);
     }

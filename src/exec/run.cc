@@ -4,6 +4,24 @@
 
 namespace strata {
 
+Status ConnectStep(ConnectionTable* conns, int channel, int sendPeer, int recvPeer,
+                   std::vector<SendConnection*>* sendConns, std::vector<RecvConnection*>* recvConns,
+                   SendConnection** send, RecvConnection** recv) {
+  *send = nullptr;
+  *recv = nullptr;
+  if (sendPeer >= 0) {
+    *send = conns->sendTo(channel, sendPeer);
+    STRATA_REQUIRE(*send, strataInternalError, "no connection to rank %d on channel %d", sendPeer, channel);
+    if (std::find(sendConns->begin(), sendConns->end(), *send) == sendConns->end()) sendConns->push_back(*send);
+  }
+  if (recvPeer >= 0) {
+    *recv = conns->recvFrom(channel, recvPeer);
+    STRATA_REQUIRE(*recv, strataInternalError, "no connection from rank %d on channel %d", recvPeer, channel);
+    if (std::find(recvConns->begin(), recvConns->end(), *recv) == recvConns->end()) recvConns->push_back(*recv);
+  }
+  return Status::Ok();
+}
+
 bool PollConnections(const std::vector<RecvConnection*>& recv, const std::vector<SendConnection*>& send,
                      std::vector<pollfd>* fds) {
   const size_t before = fds->size();

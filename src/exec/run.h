@@ -29,6 +29,11 @@ class Run {
 };
 
 // Pieces both runs share.
+// The connections of one step on `channel` (peer -1: none, and nullptr), each added once to the run's list of
+// connections (`sendConns`, `recvConns`); an error names a peer the table has no connection to.
+Status ConnectStep(ConnectionTable* conns, int channel, int sendPeer, int recvPeer,
+                   std::vector<SendConnection*>* sendConns, std::vector<RecvConnection*>* recvConns,
+                   SendConnection** send, RecvConnection** recv);
 // Adds the descriptors of `recv` (the connections waited on) and of `send`; true when it added any.
 bool PollConnections(const std::vector<RecvConnection*>& recv, const std::vector<SendConnection*>& send,
                      std::vector<pollfd>* fds);

@@ -27,19 +27,10 @@ Status QuantPlanRun::init() {
     for (const QStep& s : q.steps) {
       SendConnection* sc = nullptr;
       RecvConnection* rc = nullptr;
-      if (s.sendPeer >= 0) {
-        sc = conns_->sendTo(q.channel, s.sendPeer);
-        STRATA_REQUIRE(sc, strataInternalError, "no connection to rank %d on channel %d", s.sendPeer, q.channel);
-        STRATA_REQUIRE(sc->slotBytes() == plan_.slotBytes, strataInternalError,
-                       "slots of %zu bytes to rank %d, the plan cut pieces for %zu", sc->slotBytes(), s.sendPeer,
-                       plan_.slotBytes);
-        if (std::find(sendConns_.begin(), sendConns_.end(), sc) == sendConns_.end()) sendConns_.push_back(sc);
-      }
-      if (s.recvPeer >= 0) {
-        rc = conns_->recvFrom(q.channel, s.recvPeer);
-        STRATA_REQUIRE(rc, strataInternalError, "no connection from rank %d on channel %d", s.recvPeer, q.channel);
-        if (std::find(recvConns_.begin(), recvConns_.end(), rc) == recvConns_.end()) recvConns_.push_back(rc);
-      }
+      STRATA_CHECK(ConnectStep(conns_, q.channel, s.sendPeer, s.recvPeer, &sendConns_, &recvConns_, &sc, &rc));
+      STRATA_REQUIRE(!sc || sc->slotBytes() == plan_.slotBytes, strataInternalError,
+                     "slots of %zu bytes to rank %d, the plan cut pieces for %zu", sc ? sc->slotBytes() : 0, s.sendPeer,
+                     plan_.slotBytes);
       qs.send.push_back(sc);
       qs.recv.push_back(rc);
     }
