@@ -29,20 +29,10 @@ void RunStep(const math::QuantParams& p, const math::QuantStep& s);
 
 #if defined(STRATA_QUANT_ISA_NAMESPACE)
 
-#if defined(__AVX2__)
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-#else
-#include <immintrin.h>
-#endif
-#endif
-
 #include <cstring>
 
 #include "exec/host_reduce.h"
+#include "exec/x86_intrinsics.h"
 
 namespace strata {
 namespace STRATA_QUANT_ISA_NAMESPACE {

@@ -44,18 +44,7 @@ const reduce::HostReduceKernels& Table();
 
 #if defined(STRATA_REDUCE_ISA_NAMESPACE)
 
-#if defined(__AVX2__) || defined(__AVX512F__)
-#if defined(__GNUC__) && !defined(__clang__)
-// GCC 12.2 warns about the deliberately undefined vectors inside the AVX-512 intrinsics (GCC PR105593).
-// The state must cover the header's own lines, so the include sits inside the push/pop.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-#else
-#include <immintrin.h>
-#endif
-#endif
+#include "exec/x86_intrinsics.h"
 
 // dst may be a or b exactly, which is no loop-carried dependence, but the compiler cannot prove it and would
 // otherwise add a runtime overlap check that sends the aliased call to the scalar loop.
