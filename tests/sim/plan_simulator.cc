@@ -113,25 +113,7 @@ Status SimulatePlans(const std::vector<Plan>& plans, const std::vector<std::vect
     STRATA_CHECK(runs[r]->init());
     runs[r]->start(bindings[r].data(), 1);  // one call: the first window epoch
   }
-  for (;;) {
-    bool any = false, all = true;
-    for (int r = 0; r < n; ++r) {
-      if (runs[r]->done()) continue;
-      bool progressed = false;
-      Status st = runs[r]->advance(&progressed);
-      if (!st.ok()) return MakeError(st.code(), "rank %d: %s", r, st.message().c_str());
-      any = any || progressed;
-      all = all && runs[r]->done();
-    }
-    if (all) return Status::Ok();
-    if (!any && !net.clock().deliveriesPending()) {
-      std::string blocked;
-      for (int r = 0; r < n && blocked.size() < 2000; ++r)
-        if (!runs[r]->done()) blocked += " rank " + std::to_string(r) + " waits for " + runs[r]->blockedOn() + ";";
-      return MakeError(strataInternalError, "deadlock:%s", blocked.c_str());
-    }
-    net.clock().tick();
-  }
+  return DriveRuns(runs, net.clock());
 }
 
 Status SimulateCollective(const CollDesc& desc, const PlanGeometry& geo, std::vector<SimRankBuffers>* buffers,

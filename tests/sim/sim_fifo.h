@@ -9,8 +9,10 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "core/status.h"
 #include "transport/connection.h"
 
 namespace strata {
@@ -97,5 +99,32 @@ struct SimLink {
     recv = std::make_unique<SimRecv>(from, fifo.get());
   }
 };
+
+// Advances every rank's run (PlanRun or QuantPlanRun, started) in turn, a tick of `clock` after each round, until
+// all are done. A round in which nothing moved and nothing is in flight is a deadlock: the error names what each
+// unfinished rank waits for.
+template <typename Runs>
+Status DriveRuns(Runs& runs, SimClock& clock) {
+  const int n = static_cast<int>(runs.size());
+  for (;;) {
+    bool any = false, all = true;
+    for (int r = 0; r < n; ++r) {
+      if (runs[r]->done()) continue;
+      bool progressed = false;
+      Status st = runs[r]->advance(&progressed);
+      if (!st.ok()) return MakeError(st.code(), "rank %d: %s", r, st.message().c_str());
+      any = any || progressed;
+      all = all && runs[r]->done();
+    }
+    if (all) return Status::Ok();
+    if (!any && !clock.deliveriesPending()) {
+      std::string blocked;
+      for (int r = 0; r < n && blocked.size() < 2000; ++r)
+        if (!runs[r]->done()) blocked += " rank " + std::to_string(r) + " waits for " + runs[r]->blockedOn() + ";";
+      return MakeError(strataInternalError, "deadlock:%s", blocked.c_str());
+    }
+    clock.tick();
+  }
+}
 
 }  // namespace strata
