@@ -41,8 +41,8 @@ struct Fold {
     }
   }
   int rankOf(int vi) const { return vi < extra ? 2 * vi + 1 : vi + extra; }
-  // First real block of group index vi (blocks of one rank each; vi == q gives n).
-  int firstBlock(int vi) const { return vi < extra ? 2 * vi : vi + extra; }
+  // First real block of group index vi (blocks of one rank each; vi >= q gives n, the end of the last).
+  int firstBlock(int vi) const { return vi >= q ? q + extra : vi < extra ? 2 * vi : vi + extra; }
 };
 
 void Part(uint64_t count, int i, int k, uint64_t* off, uint64_t* len) {
@@ -194,7 +194,6 @@ Plan RhdReduceScatterPlan(const CollDesc& desc, const PlanGeometry& geo) {
   const Fold f(n, r);
   const uint64_t rc = desc.count;
   const Pace pace = ExchangePace(geo, DataTypeSize(desc.dtype));
-  auto first = [&f](int vi) { return vi >= f.q ? f.q + f.extra : f.firstBlock(vi); };
   for (int c = 0; c < geo.nchannels; ++c) {
     uint64_t co, cl;
     Part(rc, c, geo.nchannels, &co, &cl);
@@ -215,13 +214,13 @@ Plan RhdReduceScatterPlan(const CollDesc& desc, const PlanGeometry& geo) {
       const bool upper = f.v & m;
       const int klo = upper ? mid : lo, khi = upper ? hi : mid;
       const int glo = upper ? lo : mid, ghi = upper ? mid : hi;
-      Exchange(q, f.rankOf(f.v ^ m), BlockSegs(first(glo), first(ghi), rc, co, cl),
-               BlockSegs(first(klo), first(khi), rc, co, cl), cur, kScratchBuf, true, m == 1, pace);
+      Exchange(q, f.rankOf(f.v ^ m), BlockSegs(f.firstBlock(glo), f.firstBlock(ghi), rc, co, cl),
+               BlockSegs(f.firstBlock(klo), f.firstBlock(khi), rc, co, cl), cur, kScratchBuf, true, m == 1, pace);
       cur = kScratchBuf;
       lo = klo;
       hi = khi;
     }
-    for (int b = first(f.v); b < first(f.v + 1); ++b) {
+    for (int b = f.firstBlock(f.v); b < f.firstBlock(f.v + 1); ++b) {
       if (b == r) Emit(q, StepOp::Copy, -1, -1, Ref(kScratchBuf, b * rc + co), Ref(kRecvBuf, co), cl);
       else Emit(q, StepOp::Send, -1, b, Ref(kScratchBuf, b * rc + co), {}, cl);
     }
@@ -238,7 +237,6 @@ Plan RdAllGatherPlan(const CollDesc& desc, const PlanGeometry& geo) {
   const Fold f(n, r);
   const uint64_t sc = desc.count;
   const Pace pace = ExchangePace(geo, DataTypeSize(desc.dtype));
-  auto first = [&f](int vi) { return vi >= f.q ? f.q + f.extra : f.firstBlock(vi); };
   for (int c = 0; c < geo.nchannels; ++c) {
     uint64_t co, cl;
     Part(sc, c, geo.nchannels, &co, &cl);
@@ -254,8 +252,8 @@ Plan RdAllGatherPlan(const CollDesc& desc, const PlanGeometry& geo) {
     for (int m = 1; m < f.q; m *= 2) {
       lo &= ~(m - 1);
       const int plo = lo ^ m;
-      Exchange(q, f.rankOf(f.v ^ m), BlockSegs(first(lo), first(lo + m), sc, co, cl),
-               BlockSegs(first(plo), first(plo + m), sc, co, cl), kRecvBuf, kRecvBuf, false, false, pace);
+      Exchange(q, f.rankOf(f.v ^ m), BlockSegs(f.firstBlock(lo), f.firstBlock(lo + m), sc, co, cl),
+               BlockSegs(f.firstBlock(plo), f.firstBlock(plo + m), sc, co, cl), kRecvBuf, kRecvBuf, false, false, pace);
     }
     if (f.partner >= 0) SendSegs(q, f.partner, BlockSegs(0, n, sc, co, cl, f.partner), kRecvBuf);
   }
