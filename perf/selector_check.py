@@ -53,7 +53,12 @@ def parse_table(out):
         if not parts[0].isdigit():
             continue
         size = int(parts[0])
-        times = [float(parts[i]) for i in time_cols if i < len(parts)]  # out-of-place and in-place
+        try:
+            times = [float(parts[i]) for i in time_cols if i < len(parts)]  # out-of-place and in-place
+        except ValueError:
+            # A line of another process's output that ran into the row: the size goes unmeasured in this run.
+            print(f"# skipped a row that does not parse: {line!r}", file=sys.stderr)
+            continue
         algo = parts[cols["algo"]] if "algo" in cols and cols["algo"] < len(parts) else ""
         rows[size] = (times, algo)
     return rows

@@ -1,5 +1,6 @@
 // Collective and point-to-point entry points: argument checks, then a CollDesc for the
 // communicator (or the current group).
+#include <cstddef>
 #include <cstdint>
 
 #include "api/group.h"
@@ -22,12 +23,55 @@ Status CheckOp(strataRedOp_t op) {
   return Status::Ok();
 }
 
-// `elems` elements of `t` times `factor` must be addressable in bytes.
+// `elems` elements of `t` times `factor` must fit one buffer: at most PTRDIFF_MAX bytes, half the address space (a
+// negative count passed from C arrives as a count above that).
 Status CheckSize(size_t elems, strataDataType_t t, int factor, const char* what) {
   const size_t esize = DataTypeSize(t);
-  STRATA_REQUIRE(elems <= SIZE_MAX / esize / static_cast<size_t>(factor), strataInvalidArgument,
-                 "%s of %zu elements x %d x %zu bytes overflows the address space", what, elems, factor, esize);
+  constexpr size_t kMaxBytes = PTRDIFF_MAX;
+  STRATA_REQUIRE(elems <= kMaxBytes / esize / static_cast<size_t>(factor), strataInvalidArgument,
+                 "%s of %zu elements x %d x %zu bytes overflows the address space (a buffer holds at most %zu bytes; "
+                 "a negative count?)",
+                 what, elems, factor, esize, kMaxBytes);
   return Status::Ok();
+}
+
+// The buffers of a call may be one and the same only in the in-place forms NCCL defines: `send` == `recv` (allreduce,
+// broadcast, reduce), `send` at rank `me`'s block of `recv` (allgather), `recv` at `me`'s block of `send`
+// (reduce-scatter); AlltoAll only on one rank. Any other overlap would have the call overwrite input it has not read
+// yet.
+Status CheckOverlap(CollKind kind, const void* send, size_t sendBytes, const void* recv, size_t recvBytes,
+                    size_t blockBytes, int me, int nranks) {
+  const uintptr_t s = reinterpret_cast<uintptr_t>(send), r = reinterpret_cast<uintptr_t>(recv);
+  if (sendBytes == 0 || recvBytes == 0 || s + sendBytes <= r || r + recvBytes <= s) return Status::Ok();
+  const size_t myBlock = blockBytes * static_cast<size_t>(me);
+  bool inPlace = false;
+  switch (kind) {
+    case CollKind::AllGather:
+      inPlace = s == r + myBlock;
+      break;
+    case CollKind::ReduceScatter:
+      inPlace = r == s + myBlock;
+      break;
+    case CollKind::AlltoAll:
+      inPlace = nranks == 1 && s == r;
+      break;  // one rank: a copy onto itself
+    default:
+      inPlace = s == r;
+      break;
+  }
+  if (inPlace) return Status::Ok();
+  if (kind == CollKind::AlltoAll)
+    return MakeError(strataInvalidArgument,
+                     "AlltoAll cannot run in place: sendbuff and recvbuff overlap (recvbuff %+td bytes from sendbuff); "
+                     "use separate buffers",
+                     static_cast<ptrdiff_t>(r - s));
+  const char* form = kind == CollKind::AllGather       ? "sendbuff == recvbuff + rank * sendcount"
+                     : kind == CollKind::ReduceScatter ? "recvbuff == sendbuff + rank * recvcount"
+                                                       : "sendbuff == recvbuff";
+  return MakeError(strataInvalidArgument,
+                   "%s: sendbuff and recvbuff overlap (recvbuff %+td bytes from sendbuff) but are not in place; in "
+                   "place means %s, otherwise the buffers must not overlap",
+                   CollKindName(kind), static_cast<ptrdiff_t>(r - s), form);
 }
 
 Status CheckBuffer(const void* p, size_t count, const char* name) {
@@ -80,8 +124,8 @@ Status Collective(CollKind kind, const void* send, void* recv, size_t count, str
   STRATA_CHECK(CheckSize(count, type, factor, CollKindName(kind)));
   STRATA_CHECK(CheckBuffer(send, sendElems, "sendbuff"));
   STRATA_CHECK(CheckBuffer(recv, recvElems, "recvbuff"));
-  STRATA_REQUIRE(kind != CollKind::AlltoAll || send != recv || count == 0 || n == 1, strataInvalidArgument,
-                 "AlltoAll cannot run in place (sendbuff == recvbuff); use separate buffers");
+  const size_t esize = DataTypeSize(type);
+  STRATA_CHECK(CheckOverlap(kind, send, sendElems * esize, recv, recvElems * esize, count * esize, me, n));
   CollDesc desc;
   desc.kind = kind;
   desc.count = count;
@@ -110,6 +154,22 @@ Status PointToPoint(bool isSend, void* buf, size_t count, strataDataType_t type,
     return Status::Ok();
   }
   return c->runP2P({op});
+}
+
+// A one-element allreduce. In a group it runs at strataGroupEnd, in call order, on buffers of the group's: this
+// frame's would be gone by then.
+Status Barrier(strataComm* comm) {
+  int32_t in = 0, out = 0;
+  if (!InGroup()) return Collective(CollKind::AllReduce, &in, &out, 1, strataInt32, strataSum, 0, comm);
+  CommGuard c(comm);
+  STRATA_CHECK(c.status());
+  CollDesc desc;
+  desc.kind = CollKind::AllReduce;
+  desc.count = 1;
+  desc.dtype = strataInt32;
+  desc.op = strataSum;
+  GroupAddBarrier(comm, desc);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -183,9 +243,6 @@ strataResult_t strataRecv(void* recvbuff, size_t count, strataDataType_t datatyp
   return ReturnStatus(strata::PointToPoint(false, recvbuff, count, datatype, peer, comm));
 }
 
-strataResult_t strataBarrier(strataComm_t comm) {
-  int32_t in = 0, out = 0;
-  return ReturnStatus(strata::Collective(CollKind::AllReduce, &in, &out, 1, strataInt32, strataSum, 0, comm));
-}
+strataResult_t strataBarrier(strataComm_t comm) { return ReturnStatus(strata::Barrier(comm)); }
 
 }  // extern "C"

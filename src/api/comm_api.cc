@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "api/comm_handle.h"
+#include "core/bootstrap.h"
 #include "core/config.h"
 #include "core/launch_env.h"
 #include "core/log.h"
@@ -23,6 +24,8 @@ Status InitComm(strataComm_t* out, int nranks, const UniqueIdData& id, int rank,
   STRATA_REQUIRE(out != nullptr, strataInvalidArgument, "comm output pointer is NULL");
   *out = nullptr;
   STRATA_REQUIRE(nranks >= 1, strataInvalidArgument, "nranks must be at least 1 (got %d)", nranks);
+  STRATA_REQUIRE(nranks <= kMaxRanks, strataInvalidArgument, "%d ranks is more than strata supports (%d)", nranks,
+                 kMaxRanks);
   STRATA_REQUIRE(rank >= 0 && rank < nranks, strataInvalidArgument, "rank %d is out of range for %d ranks", rank,
                  nranks);
   CommSettings settings;

@@ -15,5 +15,8 @@ void GroupAddP2P(strataComm* comm, const P2POp& op);
 // quantization spec when it has one.
 void GroupAddCollective(strataComm* comm, const CollDesc& desc, const void* send, void* recv,
                         const QuantSpec* quant = nullptr);
+// Records a barrier (`desc`: its one-element allreduce), which runs at GroupEnd in call order on buffers the group
+// provides: the caller's frame is gone by then.
+void GroupAddBarrier(strataComm* comm, const CollDesc& desc);
 
 }  // namespace strata

@@ -1,3 +1,4 @@
+#include <cstdint>
 #include <vector>
 
 #include "api/group.h"
@@ -14,6 +15,7 @@ struct GroupOp {
   void* recv;
   bool hasQuant;  // the call's own quantization spec (an Ex call with options)
   QuantSpec quant;
+  bool barrier = false;  // send and recv unset: the barrier's element lives in RunGroup
 };
 
 thread_local int tls_depth = 0;
@@ -27,6 +29,11 @@ Status RunGroup(std::vector<GroupOp>& ops) {
     if (used[i]) continue;
     CommGuard c(ops[i].comm);
     STRATA_CHECK(c.status());
+    if (ops[i].barrier) {
+      int32_t in = 0, out = 0;
+      STRATA_CHECK(c->runCollective(ops[i].desc, &in, &out, nullptr));
+      continue;
+    }
     if (!ops[i].p2p) {
       STRATA_CHECK(c->runCollective(ops[i].desc, ops[i].send, ops[i].recv, ops[i].hasQuant ? &ops[i].quant : nullptr));
       continue;
@@ -38,8 +45,6 @@ Status RunGroup(std::vector<GroupOp>& ops) {
         used[j] = true;
       }
     }
-    STRATA_REQUIRE(p2p.size() < 65536, strataInvalidUsage, "a group holds %zu send/recv operations (at most 65535)",
-                   p2p.size());
     STRATA_CHECK(c->runP2P(p2p));
   }
   return Status::Ok();
@@ -55,6 +60,10 @@ void GroupAddP2P(strataComm* comm, const P2POp& op) {
 
 void GroupAddCollective(strataComm* comm, const CollDesc& desc, const void* send, void* recv, const QuantSpec* quant) {
   tls_ops.push_back(GroupOp{comm, false, {}, desc, send, recv, quant != nullptr, quant ? *quant : QuantSpec{}});
+}
+
+void GroupAddBarrier(strataComm* comm, const CollDesc& desc) {
+  tls_ops.push_back(GroupOp{comm, false, {}, desc, nullptr, nullptr, false, {}, true});
 }
 
 }  // namespace strata

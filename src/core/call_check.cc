@@ -26,8 +26,14 @@ std::string DescribeCall(const CollDesc& d) {
   return s;
 }
 
-CallSignature MakeSignature(const CollDesc& desc, uint32_t seq) {
+CallSignature MakeSignature(const CollDesc& desc, uint32_t seq, const QuantSpec& quant) {
   CallSignature s{};
+  if (quant.enabled) {
+    const math::QuantParams& p = quant.params;
+    s.quantFormat = static_cast<uint8_t>(1 + static_cast<int>(p.format));
+    s.quantBlock = static_cast<uint16_t>(p.block);
+    s.quantScale = math::QuantHasScale(p.format) ? static_cast<uint8_t>(p.scale) : 0;
+  }
   s.magic = kCallSignatureMagic;
   s.seq = seq;
   s.kind = static_cast<uint8_t>(desc.kind);
@@ -39,6 +45,23 @@ CallSignature MakeSignature(const CollDesc& desc, uint32_t seq) {
 }
 
 namespace {
+// "none", "bf16:128", "int8:128:fp32": what decides how a quantized call's bytes are read; any wire bytes.
+std::string QuantShown(const CallSignature& s) {
+  if (s.quantFormat == 0) return "none";
+  const int format = s.quantFormat - 1;
+  if (format >= math::kNumQuantFormats) return "unknown-quantization-" + std::to_string(s.quantFormat);
+  QuantSpec spec;
+  spec.enabled = true;
+  spec.params.format = static_cast<math::QuantFormat>(format);
+  spec.params.block = s.quantBlock;
+  std::string out = QuantSpecString(spec);  // format:block:scale:rounding
+  out = out.substr(0, out.find(':', out.find(':') + 1));
+  if (!math::QuantHasScale(spec.params.format)) return out;
+  return out + (s.quantScale == static_cast<uint8_t>(math::QuantScale::kFp32)   ? ":fp32"
+                : s.quantScale == static_cast<uint8_t>(math::QuantScale::kFp16) ? ":fp16"
+                                                                                : ":unknown-scale");
+}
+
 struct Field {
   const char* name;
   std::function<std::string(const CallSignature&)> show;
@@ -70,6 +93,7 @@ Status CompareSignatures(const std::vector<CallSignature>& all) {
       {"datatype", [](const CallSignature& s) { return std::string(DataTypeName(static_cast<int>(s.dtype))); }},
       {"op", [](const CallSignature& s) { return std::string(RedOpName(static_cast<int>(s.op))); }},
       {"root", [](const CallSignature& s) { return std::to_string(s.root); }},
+      {"quantization", QuantShown},
       {"call number", [](const CallSignature& s) { return "call #" + std::to_string(s.seq); }},
   };
   std::string msg;

@@ -806,8 +806,8 @@ Status Communicator::executeQuant(const CollDesc& desc, const QuantSpec& spec, c
   return ExecuteRun(*it->second.run, waitPolicy());
 }
 
-Status Communicator::checkCall(const CollDesc& desc) {
-  const CallSignature mine = MakeSignature(desc, checkedCalls_++);
+Status Communicator::checkCall(const CollDesc& desc, const QuantSpec& quant) {
+  const CallSignature mine = MakeSignature(desc, checkedCalls_++, quant);
   std::vector<CallSignature> all(nranks_);
   CollDesc ag;
   ag.kind = CollKind::AllGather;
@@ -854,7 +854,7 @@ Status Communicator::runCollective(const CollDesc& desc, const void* send, void*
   STRATA_CHECK(failIfBroken(CollKindName(desc.kind)));
   QuantSpec quant;
   STRATA_CHECK(chooseQuant(desc, callQuant, &quant));
-  if (settings_.checkCalls && nranks_ > 1) STRATA_CHECK(checkCall(desc));
+  if (settings_.checkCalls && nranks_ > 1) STRATA_CHECK(checkCall(desc, quant));
   Status st = quant.enabled ? executeQuant(desc, quant, send, recv) : execute(desc, send, recv);
   return st.ok() ? st : reportFailure(st, DescribeCall(desc));
 }
@@ -862,6 +862,10 @@ Status Communicator::runCollective(const CollDesc& desc, const void* send, void*
 Status Communicator::runP2P(const std::vector<P2POp>& ops) {
   STRATA_REQUIRE(!aborted(), strataCommAborted, "the communicator was aborted");
   STRATA_CHECK(failIfBroken("Send/Recv group"));
+  // An operation's buffer id is its index, below the ids of the peers' windows (kWindowBuf + rank).
+  STRATA_REQUIRE(ops.size() <= kWindowBuf, strataInvalidUsage,
+                 "a group holds %zu send/recv operations on one communicator (at most %d)", ops.size(),
+                 static_cast<int>(kWindowBuf));
   // One buffer per operation; one queue per (peer, direction) so that operations to one peer keep
   // their order and different peers never wait on each other.
   Plan plan;

@@ -158,7 +158,7 @@ class Communicator : public ConnectionTable {
     QuantPlan plan;
     std::unique_ptr<QuantPlanRun> run;
   };
-  Status checkCall(const CollDesc& desc);
+  Status checkCall(const CollDesc& desc, const QuantSpec& quant);
   Status reportFailure(const Status& st, const std::string& what);
   void setAsyncError(const Status& st);
   Status failIfBroken(const char* what) const;

@@ -2,11 +2,14 @@
 // that names what was wrong. Most cases need no peers: a 1-rank communicator made in the test process.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mp/mp_harness.h"
@@ -265,6 +268,59 @@ TEST_F(OneRankComm, ByteSizeOverflowsSizeT) {
   EXPECT_FAILS(strataAlltoAll(a_, b_, m, strataFloat16, comm_, nullptr), strataInvalidArgument, "overflow");
 }
 
+// A negative count from C arrives as a huge size_t; with 1-byte types its byte size does not wrap, but no buffer
+// holds more than PTRDIFF_MAX bytes.
+TEST_F(OneRankComm, NegativeCountOfBytes) {
+  volatile long minusOne = -1;  // as a C caller's int or long
+  const size_t n = static_cast<size_t>(minusOne), half = static_cast<size_t>(PTRDIFF_MAX) + 1;
+  for (strataDataType_t t : {strataInt8, strataUint8, strataFloat8e4m3}) {
+    SCOPED_TRACE(std::string("datatype ") + std::to_string(t));
+    for (size_t c : {n, half}) {
+      EXPECT_FAILS(strataAllReduce(a_, b_, c, t, strataSum, comm_, nullptr), strataInvalidArgument, "negative count");
+      EXPECT_FAILS(strataAllReduce(a_, a_, c, t, strataSum, comm_, nullptr), strataInvalidArgument, "overflow");
+      EXPECT_FAILS(strataBroadcast(a_, b_, c, t, 0, comm_, nullptr), strataInvalidArgument, "overflow");
+      EXPECT_FAILS(strataReduce(a_, b_, c, t, strataSum, 0, comm_, nullptr), strataInvalidArgument, "overflow");
+      EXPECT_FAILS(strataSend(a_, c, t, 0, comm_, nullptr), strataInvalidArgument, "overflow");
+      EXPECT_FAILS(strataRecv(b_, c, t, 0, comm_, nullptr), strataInvalidArgument, "overflow");
+    }
+  }
+  // The largest size that fits is not refused for its size: PTRDIFF_MAX bytes, here only checked, never run (the
+  // buffers overlap, which is refused after the size).
+  EXPECT_FAILS(strataAllReduce(a_, a_ + 1, half - 1, strataInt8, strataSum, comm_, nullptr), strataInvalidArgument,
+               "overlap");
+}
+
+// ---- overlapping buffers ----
+
+TEST_F(OneRankComm, OverlapOtherThanInPlace) {
+  EXPECT_FAILS(strataAllReduce(a_, a_ + 1, 4, strataFloat32, strataSum, comm_, nullptr), strataInvalidArgument,
+               "AllReduce", "overlap", "recvbuff +4 bytes from sendbuff", "not in place");
+  EXPECT_FAILS(strataAllReduce(a_ + 3, a_, 4, strataFloat32, strataSum, comm_, nullptr), strataInvalidArgument,
+               "recvbuff -12 bytes from sendbuff");
+  EXPECT_FAILS(strataBroadcast(a_, a_ + 2, 4, strataFloat32, 0, comm_, nullptr), strataInvalidArgument, "Broadcast",
+               "overlap");
+  EXPECT_FAILS(strataReduce(a_ + 2, a_, 4, strataFloat32, strataSum, 0, comm_, nullptr), strataInvalidArgument,
+               "Reduce", "overlap");
+  EXPECT_FAILS(strataAllGather(a_ + 1, a_, 4, strataFloat32, comm_, nullptr), strataInvalidArgument, "AllGather",
+               "sendbuff == recvbuff + rank * sendcount");
+  EXPECT_FAILS(strataReduceScatter(a_, a_ + 1, 4, strataFloat32, strataSum, comm_, nullptr), strataInvalidArgument,
+               "ReduceScatter", "recvbuff == sendbuff + rank * recvcount");
+  EXPECT_FAILS(strataAlltoAll(a_, a_ + 1, 4, strataFloat32, comm_, nullptr), strataInvalidArgument, "AlltoAll",
+               "overlap");
+  // Adjacent buffers do not overlap; the in-place forms run (one rank: the forms with rank 0), and so does AlltoAll
+  // onto itself on one rank, a copy of the buffer onto itself.
+  for (int i = 0; i < 16; ++i) a_[i] = static_cast<float>(i + 1);
+  EXPECT_EQ(strataAllReduce(a_, a_ + 4, 4, strataFloat32, strataSum, comm_, nullptr), strataSuccess);
+  EXPECT_EQ(a_[7], 4.0f);
+  EXPECT_EQ(strataAllReduce(a_, a_, 4, strataFloat32, strataMax, comm_, nullptr), strataSuccess);
+  EXPECT_EQ(strataAllGather(a_, a_, 4, strataFloat32, comm_, nullptr), strataSuccess);
+  EXPECT_EQ(strataReduceScatter(a_, a_, 4, strataFloat32, strataSum, comm_, nullptr), strataSuccess);
+  EXPECT_EQ(strataAlltoAll(a_, a_, 4, strataFloat32, comm_, nullptr), strataSuccess) << strataGetLastError(comm_);
+  EXPECT_EQ(a_[3], 4.0f);
+  // A NULL buffer with a count of 0 overlaps nothing.
+  EXPECT_EQ(strataAllReduce(nullptr, a_, 0, strataFloat32, strataSum, comm_, nullptr), strataSuccess);
+}
+
 // With 2 ranks: counts whose bytes fit but whose nranks-fold buffers do not, and the root-only buffers that
 // may be NULL on the other ranks (as in NCCL).
 TEST(BadInputTwoRanks, SizesAndRootOnlyBuffers) {
@@ -294,6 +350,25 @@ TEST(BadInputTwoRanks, SizesAndRootOnlyBuffers) {
       errs += std::string("Reduce with NULL recvbuff on a non-root: ") + strataGetLastError(comm) + "\n";
     else if (rank == 1 && b[3] != 8)
       errs += "Reduce with NULL recvbuff on a non-root gave a wrong result\n";
+    // Overlaps other than the in-place forms, which with 2 ranks place the block at this rank's offset: the other
+    // rank's offset is refused, on every rank before anything moves.
+    float buf[16] = {};
+    const int other = 1 - rank;
+    CHILD_EXPECT_FAILS(errs, strataAllGather(buf + 4 * other, buf, 4, strataFloat32, comm, nullptr),
+                       strataInvalidArgument, "AllGather", "not in place");
+    CHILD_EXPECT_FAILS(errs, strataReduceScatter(buf, buf + 4 * other, 4, strataFloat32, strataSum, comm, nullptr),
+                       strataInvalidArgument, "ReduceScatter", "not in place");
+    CHILD_EXPECT_FAILS(errs, strataAlltoAll(buf, buf + 4, 4, strataFloat32, comm, nullptr), strataInvalidArgument,
+                       "AlltoAll", "overlap");
+    CHILD_EXPECT_FAILS(errs, strataAlltoAll(buf, buf, 4, strataFloat32, comm, nullptr), strataInvalidArgument,
+                       "AlltoAll cannot run in place");
+    // The in-place allgather at this rank's offset runs and is right.
+    for (int i = 0; i < 4; ++i) buf[4 * rank + i] = static_cast<float>(10 * rank + i);
+    rc = strataAllGather(buf + 4 * rank, buf, 4, strataFloat32, comm, nullptr);
+    if (rc != strataSuccess)
+      errs += std::string("in-place AllGather: ") + strataGetLastError(comm) + "\n";
+    else if (buf[0] != 0 || buf[3] != 3 || buf[4] != 10 || buf[7] != 13)
+      errs += "in-place AllGather gave a wrong result\n";
     return errs;
   });
   EXPECT_TRUE(r.ok()) << r.summary();
@@ -311,6 +386,79 @@ TEST(BadGroup, EndWithoutStart) {
   EXPECT_FAILS(strataGroupEnd(), strataInvalidUsage, "strataGroupStart");
 }
 
+// A barrier inside a group is queued like the other calls and runs at strataGroupEnd, on buffers of its own: the
+// frame of the strataBarrier call is gone by then.
+TEST(Group, BarrierRunsAtGroupEnd) {
+  MpOptions o;
+  o.nranks = 3;
+  const MpResult r = RunRanks(o, [](int rank, int n, strataComm_t comm) -> std::string {
+    std::string errs;
+    constexpr int kLateMs = 400;
+    const auto MonotonicMs = [] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+    };
+    if (rank == 2) std::this_thread::sleep_for(std::chrono::milliseconds(kLateMs));
+    const int64_t start = MonotonicMs();
+    if (strataGroupStart() != strataSuccess) return "strataGroupStart failed";
+    int32_t in[8], out[8] = {};
+    for (int i = 0; i < 8; ++i) in[i] = rank + i;
+    strataResult_t rc = strataBarrier(comm);
+    const int64_t queued = MonotonicMs() - start;
+    if (rc != strataSuccess) errs += std::string("strataBarrier in a group: ") + strataGetLastError(comm) + "\n";
+    rc = strataAllReduce(in, out, 8, strataInt32, strataSum, comm, nullptr);
+    if (rc != strataSuccess) errs += std::string("strataAllReduce in a group: ") + strataGetLastError(comm) + "\n";
+    rc = strataBarrier(comm);
+    if (rc != strataSuccess) errs += std::string("second strataBarrier: ") + strataGetLastError(comm) + "\n";
+    rc = strataGroupEnd();
+    const int64_t took = MonotonicMs() - start;
+    if (rc != strataSuccess) return errs + "strataGroupEnd: " + strataGetLastError(comm);
+    for (int i = 0; i < 8; ++i)
+      if (out[i] != n * (n - 1) / 2 + n * i) errs += "allreduce element " + std::to_string(i) + " is wrong\n";
+    // Queued, the barrier returns at once; rank 0 leaves strataGroupEnd only once the late rank is in.
+    if (queued > 250) errs += "strataBarrier in a group took " + std::to_string(queued) + " ms\n";
+    if (rank == 0 && took < kLateMs - 100)
+      errs += "rank 0 left the group after " + std::to_string(took) + " ms, before the late rank arrived\n";
+    return errs;
+  });
+  EXPECT_TRUE(r.ok()) << r.summary();
+}
+
+// A group's sends and receives on one communicator: up to 32768 of them run, one more is refused on the rank that
+// queued it (before anything moves: here both ranks queue as many).
+TEST(Group, SendRecvOperationsUpToTheLimit) {
+  MpOptions o;
+  o.nranks = 2;
+  const MpResult r = RunRanks(o, [](int rank, int, strataComm_t comm) -> std::string {
+    std::string errs;
+    const int peer = 1 - rank;
+    constexpr int kEach = 16384;  // sends and as many receives: 32768 operations
+    std::vector<int32_t> out(kEach + 1), in(kEach + 1, -1);
+    for (int i = 0; i <= kEach; ++i) out[i] = 100000 * rank + i;
+    for (int extra : {0, 1}) {
+      std::fill(in.begin(), in.end(), -1);
+      if (strataGroupStart() != strataSuccess) return "strataGroupStart failed";
+      for (int i = 0; i < kEach + extra; ++i) {
+        (void)strataSend(&out[i], 1, strataInt32, peer, comm, nullptr);
+        if (i < kEach) (void)strataRecv(&in[i], 1, strataInt32, peer, comm, nullptr);
+      }
+      ResetLastError();
+      const strataResult_t rc = strataGroupEnd();
+      if (extra == 0) {
+        if (rc != strataSuccess) errs += std::string("32768 operations: ") + strataGetLastError(comm) + "\n";
+        for (int i = 0; i < kEach && errs.empty(); ++i)
+          if (in[i] != 100000 * peer + i)
+            errs += "receive " + std::to_string(i) + " got " + std::to_string(in[i]) + "\n";
+      } else {
+        errs += CheckFails(rc, strataInvalidUsage, {"32769 send/recv operations", "at most 32768"}, "strataGroupEnd");
+        if (in[0] != -1) errs += "the refused group moved data\n";
+      }
+    }
+    return errs;
+  });
+  EXPECT_TRUE(r.ok()) << r.summary();
+}
+
 // ---- init ----
 
 TEST(BadInit, InitRankArguments) {
@@ -321,6 +469,9 @@ TEST(BadInit, InitRankArguments) {
   EXPECT_FAILS(strataCommInitRank(&c, -3, id, 0), strataInvalidArgument, "nranks", "-3");
   EXPECT_FAILS(strataCommInitRank(&c, 2, id, 2), strataInvalidArgument, "rank 2");
   EXPECT_FAILS(strataCommInitRank(&c, 2, id, -1), strataInvalidArgument, "rank -1");
+  // Refused before anything is sized by the rank count.
+  EXPECT_FAILS(strataCommInitRank(&c, 65537, id, 0), strataInvalidArgument, "65537 ranks", "more than strata supports");
+  EXPECT_FAILS(strataCommInitRank(&c, INT32_MAX, id, 0), strataInvalidArgument, "more than strata supports");
   EXPECT_EQ(c, nullptr);
   EXPECT_FAILS(strataCommInitRank(nullptr, 1, id, 0), strataInvalidArgument, "NULL");
   strataUniqueId zeros;

@@ -1,4 +1,4 @@
-// STRATA_CHECK_CALLS=1: ranks that disagree on a collective's kind, count, datatype, op or root all get
+// STRATA_CHECK_CALLS=1: ranks that disagree on a collective's kind, count, datatype, op, root or quantization all get
 // strataInvalidUsage naming the field and the ranks, instead of a hang or wrong data, and the
 // communicator stays usable.
 #include <gtest/gtest.h>
@@ -36,6 +36,12 @@ strataResult_t Call(const std::string& name, bool odd, int n, strataComm_t comm)
   if (name == "Op")
     return strataAllReduce(f.data(), g.data(), count, strataFloat32, odd ? strataMax : strataSum, comm, nullptr);
   if (name == "Root") return strataBroadcast(f.data(), f.data(), count, strataFloat32, odd ? 1 : 0, comm, nullptr);
+  if (name == "Quantization") {
+    // int8 and fp8 values are a byte each, with one fp32 scale per 128: the same bytes on the wire.
+    strataQuantOptions_t q = STRATA_QUANT_OPTIONS_INITIALIZER;
+    if (strataQuantOptionsParse(odd ? "fp8e4m3:128" : "int8:128", &q) != strataSuccess) return strataInternalError;
+    return strataAllReduceEx(f.data(), g.data(), count, strataFloat32, strataSum, comm, nullptr, &q);
+  }
   // Collective: an allgather of count/n elements per rank moves as many bytes as the allreduce.
   return odd ? strataAllGather(f.data(), g.data(), count / n, strataFloat32, comm, nullptr)
              : strataAllReduce(f.data(), g.data(), count, strataFloat32, strataSum, comm, nullptr);
@@ -77,6 +83,8 @@ INSTANTIATE_TEST_SUITE_P(
                                          Mismatch{"Datatype", 1, "datatype", "rank 1 passed int32"},
                                          Mismatch{"Op", 3, "op", "rank 3 passed max"},
                                          Mismatch{"Root", 0, "root", "rank 0 passed 1"},
+                                         Mismatch{"Quantization", 1, "quantization",
+                                                  "rank 1 passed fp8e4m3:128:fp32; ranks 0,2,3 passed int8:128:fp32"},
                                          Mismatch{"Collective", 1, "collective", "rank 1 passed AllGather"}),
                        ::testing::Values(false, true)),
     [](const ::testing::TestParamInfo<std::tuple<Mismatch, bool>>& info) {
