@@ -24,9 +24,16 @@ constexpr uint64_t kLargeBytes = 1 << 20;
 // rd's time at 64-256 KiB while the VM was fast, 0.94-1.06x while it was 3.5x slower).
 constexpr uint64_t kMidBytes = 128 << 10;
 constexpr double kOutOfCacheRecursiveScale = 5.0 / 3.0;
-// Between hosts, from 2 MiB on (kInterHostLargeBytes): rhd's least per-byte scale against the ring's (see below).
+// Between hosts over a link-bound network, from 2 MiB on (kInterHostLargeBytes): rhd's least per-byte scale against
+// the ring's (see below).
 constexpr double kInterHostRecursiveScale = 1.20;
 constexpr uint64_t kInterHostLargeBytes = 2 * kLargeBytes;
+// Between hosts over a faster network, rhd and the ring are timed at this size as well, and rhd's scale there holds
+// from it on (see below). Two rounds, not lined up (the 1 MiB calls before them leave the ranks in step; the lower of
+// the two decides): at 10 Gbit/s over 4 namespaces of the development VM a call of either took 8.7-10.4 ms, and
+// lined up first the six calls took 71-85 ms of a calibration of 132-135.
+constexpr uint64_t kInterHostScaleBytes = 4 * kLargeBytes;
+constexpr int kInterHostScaleRounds = 2;
 // A 1 MiB ring allreduce that takes this long between hosts is its bytes on the link: 4 ranks' bytes alone take 12.6 ms
 // at 1 Gbit/s, while at 10 Gbit/s (1.3 ms of bytes) the development VM's calibration timed the call at 1.9-6.9 ms.
 constexpr double kLongCallUs = 10000;
@@ -471,8 +478,28 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
     in->peerScale = std::min(kMaxScale, std::max(kMinPeerScale, ratio));
     in->peerScaleBytes = kLargeBytes;
   }
-  // The 1 MiB scale holds at 1 MiB only; from 8x that size on one host, 2x between hosts (moving with log2 of the size
-  // in between):
+  // Between hosts of one rank each where the 1 MiB ring is not link-bound (the same verdict on every rank: it comes
+  // from the medians), rhd and the ring at kInterHostScaleBytes as well, for the large scale (below).
+  double ringWideUs = 0, recursiveWideUs = 0;
+  const uint64_t wideStart = NowNs();
+  if (!oneHost && !in->interLinkBound && in->ranksPerHost == 1) {
+    std::vector<float> wideSend(kInterHostScaleBytes / sizeof(float), 1.0f), wideRecv(wideSend.size());
+    const Plan ringWide = planOf(AlgoId::Ring, kInterHostScaleBytes);
+    const Plan recursiveWide = planOf(recursive, kInterHostScaleBytes);
+    auto wideCall = [&run, &wideSend, &wideRecv](const Plan& plan) {
+      return [&run, &plan, &wideSend, &wideRecv] { return run(plan, wideSend.data(), wideRecv.data()); };
+    };
+    const std::vector<double> wide =
+        PerCallUsInterleaved(kInterHostScaleRounds, false, 0, 1, {wideCall(ringWide), wideCall(recursiveWide)}, &st);
+    STRATA_CHECK(st);
+    std::vector<double> agreed;
+    STRATA_CHECK(MedianOverRanks(geo, run, wide, &agreed));
+    ringWideUs = agreed[0];
+    recursiveWideUs = agreed[1];
+  }
+  const uint64_t wideEnd = NowNs();
+  // The 1 MiB scale holds at 1 MiB only; from 8x that size on one host, between hosts from the size measured next or
+  // 2x (moving with log2 of the size in between):
   // - On one host it is measured in cache. Memory is the link, and out of cache an exchange's copy pass and reduce
   //   pass (1 read + 1 write, then 2 reads + 1 write) move 5/3 of the ring's fused pass (2 reads + 1 write).
   // - Between hosts both send the same bytes over the same links, but not with the same work: rhd copies each piece
@@ -485,16 +512,41 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
   //   call's time). So the large scale holds from 2 MiB (kInterHostLargeBytes), not 8, and is no longer 1.02: with
   //   1.02 from 8 MiB the model ran rhd at 2 and 4 MiB, and with 1.02 from 2 MiB still at 2 MiB in five launches of
   //   eight. (Over a link-bound network the scale is at least 1.10 at every size.)
+  // - How much those passes cost depends on the host and on the code, not on anything the 1 MiB call shows: on the
+  //   same kind of VM sixteen sessions later, rhd ran 0.64-0.93x the ring's time at every size from 2 to 64 MiB
+  //   over 4 hosts at 10 Gbit/s, and the floor of 1.20 kept the ring, 1.10-1.18x slower, from 16 MiB
+  //   (docs/PERFORMANCE.md, "Thirty-third session"). So over hosts of one rank each, where the network is not
+  //   link-bound, the two are timed at kInterHostScaleBytes too, and the scale that gives the model's rhd the ratio
+  //   to the model's ring measured there holds from that size on. Over a link-bound network the floor stays: there
+  //   both calls are their bytes on the link. So it does with several ranks a host, where `hier` runs the large sizes
+  //   and the timing is not worth its cost: 2 hosts x 2 ranks at 10 Gbit/s, ranks sharing the VM's cores, timed the
+  //   4 MiB ring at 6.9-10.2 ms and rhd at 5.8-8.3 ms from launch to launch, and a launch whose scale came out at 0.50
+  //   ran rhd, 1.4-1.8x slower than `hier`, from 4 MiB.
   in->recursiveScaleBytes = kLargeBytes;
   in->recursiveScaleLarge =
       std::max(in->recursiveScale, in->nhosts == 1 ? kOutOfCacheRecursiveScale : kInterHostRecursiveScale);
   in->recursiveScaleLargeBytes = in->nhosts == 1 ? 0 : kInterHostLargeBytes;
+  if (ringWideUs > 0 && recursiveWideUs > 0) {
+    CostInputs unscaled = *in;  // the model before any measured scale, as `scaleFor` compares with
+    unscaled.recursiveScale = unscaled.recursiveScaleLarge = unscaled.rdScaleFactor = 1.0;
+    const double ringModelled = EstimateUs("ring", CollKind::AllReduce, kInterHostScaleBytes, unscaled);
+    const double wideModelled = EstimateUs(name, CollKind::AllReduce, kInterHostScaleBytes, unscaled);
+    const double wideLatency = EstimateUs(name, CollKind::AllReduce, 0, unscaled);
+    if (wideModelled > wideLatency) {
+      in->recursiveScaleLarge =
+          ClampScale((recursiveWideUs / ringWideUs * ringModelled - wideLatency) / (wideModelled - wideLatency));
+      in->recursiveScaleLargeBytes = kInterHostScaleBytes;
+    }
+  }
   if (report) {
     report->ringSmallUs = all[kRingSmall];
     report->smallBytes = smallBytes;
     report->ringLargeUs = all[kRingLarge];
     report->rhdLargeUs = all[kRecursiveLarge];
     report->rdLargeUs = all[kRdLarge];
+    report->ringWideUs = ringWideUs;
+    report->recursiveWideUs = recursiveWideUs;
+    report->wideBytes = ringWideUs > 0 ? kInterHostScaleBytes : 0;
     report->peerLargeUs = all[kPeerLarge];
     report->peerRingUs = all[kPeerRing];
     report->largeBytes = kLargeBytes;
@@ -509,6 +561,7 @@ Status CalibrateCostInputs(const PlanGeometry& geo, const PlanRunner& run, CostI
     report->waitMs = static_cast<double>(ratesStart - waitStart) / 1e6;
     report->smallMs = static_cast<double>(largeStart - smallStart) / 1e6;
     report->largeMs = static_cast<double>(largeEnd - largeStart) / 1e6;
+    report->wideMs = static_cast<double>(wideEnd - wideStart) / 1e6;
   }
   return Status::Ok();
 }

@@ -30,6 +30,11 @@ struct CalibrationReport {
   double rhdLargeUs = 0;   // `largeBytes` rhd allreduce (rd on 2 ranks, where rhd is the ring's exchange)
   double rdLargeUs = 0;    // `largeBytes` rd allreduce, from 3 ranks on one host (else 0)
   uint64_t largeBytes = 0;
+  // `wideBytes` ring and rhd (rd on 2 ranks) allreduce, between hosts where the `largeBytes` ring is not link-bound
+  // (else 0)
+  double ringWideUs = 0;
+  double recursiveWideUs = 0;
+  uint64_t wideBytes = 0;
   double ringMidUs = 0;  // `midBytes` ring allreduce (two ranks on one host only, else 0)
   double rdMidUs = 0;    // `midBytes` rd allreduce
   uint64_t midBytes = 0;
@@ -47,6 +52,7 @@ struct CalibrationReport {
   double waitMs = 0;       // of which waiting for the last rank to arrive (a small ring allreduce that lines them up)
   double smallMs = 0;      // the small calls of every algorithm
   double largeMs = 0;      // and the `largeBytes` (and `midBytes`) calls
+  double wideMs = 0;       // and the `wideBytes` calls (between hosts)
 };
 
 // How the calibration writes the shared slots one way and then the other (SlotStoreTuner): `run` runs a plan with

@@ -637,6 +637,10 @@ Status Communicator::setupSelector() {
                calibration_.elapsedMs, calibration_.localMs, calibration_.waitMs, calibration_.smallMs,
                calibration_.largeMs, static_cast<unsigned long long>(calibration_.smallBytes), calibration_.ringSmallUs,
                static_cast<unsigned long long>(calibration_.largeBytes), calibration_.ringLargeUs);
+    if (calibration_.wideBytes > 0)
+      STRATA_LOG(INFO, TUNING, "calibration between hosts: %llu B ring allreduce %.1f us, %s %.1f us (%.1f ms)",
+                 static_cast<unsigned long long>(calibration_.wideBytes), calibration_.ringWideUs,
+                 nranks_ >= 3 ? "rhd" : "rd", calibration_.recursiveWideUs, calibration_.wideMs);
     if (calibration_.slotCachedUs > 0)
       STRATA_LOG(INFO, TUNING,
                  "shared-memory slots: the %llu B ring ran %.1f us with ordinary stores, %.1f with streaming "

@@ -378,22 +378,27 @@ TEST(Calibration, NetworkLatencyIsWhatTheRingSpendsOnItsHopsBetweenHosts) {
     EXPECT_NEAR(in.smallUs.at("ring"), 60.0, 10.0);
     EXPECT_EQ(in.smallUs.count("oneshot"), 0u);  // no peer-mapped windows between hosts: not timed
     EXPECT_NEAR(report.ringSmallUs, 60.0, 10.0);
-    // Several hosts: the rd/rhd scale measured at 1 MiB holds there, and from 2 MiB on rhd pays 1.20x the ring's
-    // per-byte time at least (its separate copy passes).
+    // Several hosts of two ranks: the rd/rhd scale measured at 1 MiB holds there, and from 2 MiB on rhd pays 1.20x
+    // the ring's per-byte time at least (its separate copy passes); nothing is timed at 4 MiB.
     EXPECT_EQ(in.recursiveScaleBytes, 1u << 20);
     EXPECT_EQ(in.recursiveScaleLargeBytes, 2u << 20);
     EXPECT_GE(in.recursiveScaleLarge, 1.20);
     EXPECT_GE(in.recursiveScaleLarge, in.recursiveScale);
+    EXPECT_EQ(report.wideBytes, 0u);
   });
 }
 
-// 4 hosts x 1 rank; a small ring allreduce takes 60 us, a 1 MiB ring `ringUs` and a 1 MiB rhd `rhdUs`.
-PlanRunner FourHostsRunner(double ringUs, double rhdUs) {
-  return [ringUs, rhdUs](const Plan& plan, const void* send, void* recv) {
+// 4 hosts x 1 rank; a small ring allreduce takes 60 us, a 1 MiB ring `ringUs` and a 1 MiB rhd `rhdUs`, a 4 MiB ring
+// `ringWideUs` and rhd `rhdWideUs` (0: 4x the 1 MiB time); `*wideCalls` counts the 4 MiB calls.
+PlanRunner FourHostsRunner(double ringUs, double rhdUs, double ringWideUs = 0, double rhdWideUs = 0,
+                           int* wideCalls = nullptr) {
+  return [=](const Plan& plan, const void* send, void* recv) {
     if (AnswerFigures(plan, send, recv, 4)) return Status::Ok();
-    const bool small = PlanElems(plan) <= 64;
-    if (plan.algorithm == "ring") BusyUs(small ? 60 : ringUs);
-    if (plan.algorithm == "rhd") BusyUs(small ? 40 : rhdUs);
+    const uint64_t bytes = PlanElems(plan) * sizeof(float);
+    const bool small = bytes <= 256, wide = bytes >= (4u << 20);
+    if (wide && wideCalls) ++*wideCalls;
+    if (plan.algorithm == "ring") BusyUs(small ? 60 : !wide ? ringUs : ringWideUs > 0 ? ringWideUs : 4 * ringUs);
+    if (plan.algorithm == "rhd") BusyUs(small ? 40 : !wide ? rhdUs : rhdWideUs > 0 ? rhdWideUs : 4 * rhdUs);
     return Status::Ok();
   };
 }
@@ -404,13 +409,54 @@ TEST(Calibration, ALinkBoundMegabyteGivesTheRingTheTies) {
   WithRetries([&] {
     const PlanGeometry geo = RankZeroOf({0, 1, 2, 3});
     CostInputs slow = CostInputsFromGeometry(geo);
-    ASSERT_TRUE(CalibrateCostInputs(geo, FourHostsRunner(12000, 11000), &slow, nullptr).ok());
+    int wideCalls = 0;
+    ASSERT_TRUE(CalibrateCostInputs(geo, FourHostsRunner(12000, 11000, 0, 0, &wideCalls), &slow, nullptr).ok());
     EXPECT_GE(slow.recursiveScale, 1.10);
+    // Link-bound: no 4 MiB calls (each would be its bytes on the link, 48 ms here), and rhd pays at least 1.20x the
+    // ring's per-byte time from 2 MiB.
+    EXPECT_EQ(wideCalls, 0);
+    EXPECT_EQ(slow.recursiveScaleLargeBytes, 2u << 20);
+    EXPECT_GE(slow.recursiveScaleLarge, 1.20);
     EXPECT_GE(slow.recursiveScaleLarge, slow.recursiveScale);
     CostInputs fast = CostInputsFromGeometry(geo);
     ASSERT_TRUE(CalibrateCostInputs(geo, FourHostsRunner(6000, 4000), &fast, nullptr).ok());
     EXPECT_LT(fast.recursiveScale, 1.0);  // rhd's lone calls at two thirds of the ring's time
-    EXPECT_GE(fast.recursiveScaleLarge, 1.20);
+    EXPECT_EQ(fast.recursiveScaleLargeBytes, 4u << 20);
+  });
+}
+
+// Between hosts of one rank each over a network that is not link-bound, rhd's large scale is what its 4 MiB calls
+// measured against the ring's, either way: how much its separate copy passes cost depends on the host, not on the 1 MiB
+// call (where rhd is 1.6x faster in both cases below, by its shorter latency).
+TEST(Calibration, BetweenHostsTheLargeScaleIsMeasuredAtFourMegabytes) {
+  WithRetries([&] {
+    const PlanGeometry geo = RankZeroOf({0, 1, 2, 3});
+    const struct {
+      double ringWideUs, rhdWideUs;
+      const char* at64MiB;  // the model's choice of the two at 64 MiB
+    } cases[] = {{10000, 8000, "rhd"}, {10000, 13000, "ring"}};
+    for (const auto& c : cases) {
+      CostInputs in = CostInputsFromGeometry(geo);
+      CalibrationReport report;
+      int wideCalls = 0;
+      ASSERT_TRUE(
+          CalibrateCostInputs(geo, FourHostsRunner(3600, 2250, c.ringWideUs, c.rhdWideUs, &wideCalls), &in, &report)
+              .ok());
+      EXPECT_LT(in.recursiveScale, 1.0);
+      // Two rounds, not lined up: 2 calls of each.
+      EXPECT_EQ(wideCalls, 4);
+      EXPECT_EQ(in.recursiveScaleLargeBytes, 4u << 20);
+      const double measured = report.recursiveWideUs / report.ringWideUs;
+      EXPECT_NEAR(measured, c.rhdWideUs / c.ringWideUs, 0.05);
+      for (uint64_t bytes : {4u << 20, 16u << 20, 64u << 20, 256u << 20}) {
+        const double rhd = EstimateUs("rhd", CollKind::AllReduce, bytes, in);
+        const double ring = EstimateUs("ring", CollKind::AllReduce, bytes, in);
+        EXPECT_NEAR(rhd / ring, measured, 0.05) << bytes;
+      }
+      const bool rhdFaster = EstimateUs("rhd", CollKind::AllReduce, 64u << 20, in) <
+                             EstimateUs("ring", CollKind::AllReduce, 64u << 20, in);
+      EXPECT_EQ(rhdFaster ? "rhd" : "ring", std::string(c.at64MiB));
+    }
   });
 }
 
@@ -573,21 +619,24 @@ TEST(Calibration, RoundsAfterTheFirstFitTheBudget) {
 // Across hosts every round runs, however long, and each kind of 1 MiB call is lined up first.
 TEST(Calibration, AcrossHostsEveryRoundRuns) {
   const PlanGeometry geo = RankZeroOf({0, 0, 1, 1});
-  std::map<std::pair<std::string, bool>, int> calls;  // (algorithm, small) -> calls
+  std::map<std::pair<std::string, uint64_t>, int> calls;  // (algorithm, bytes: 0 small) -> calls
   PlanRunner runner = [&](const Plan& plan, const void* send, void* recv) {
     if (AnswerFigures(plan, send, recv, 4)) return Status::Ok();
     const bool small = PlanElems(plan) <= 64;
-    ++calls[{plan.algorithm, small}];
+    ++calls[{plan.algorithm, small ? 0 : PlanElems(plan) * sizeof(float)}];
     BusyUs(small ? 1500 : 6000);  // rounds far over the budgets
     return Status::Ok();
   };
   CostInputs in = CostInputsFromGeometry(geo);
   ASSERT_TRUE(CalibrateCostInputs(geo, runner, &in, nullptr).ok());
-  auto count = [&calls](const std::string& kind, bool small) { return calls[std::make_pair(kind, small)]; };
-  for (const char* kind : {"rd", "hier", "hier_leader"}) EXPECT_EQ(count(kind, true), 1 + 3 * 6) << kind;
-  EXPECT_EQ(count("ring", true), 2 + 3 * 6);
-  for (const char* kind : {"ring", "rhd"}) EXPECT_EQ(count(kind, false), 1 + 3) << kind;
-  EXPECT_EQ(count("rd", false), 0);  // rd's own 1 MiB scale is for one host
+  auto count = [&calls](const std::string& kind, uint64_t bytes) { return calls[std::make_pair(kind, bytes)]; };
+  for (const char* kind : {"rd", "hier", "hier_leader"}) EXPECT_EQ(count(kind, 0), 1 + 3 * 6) << kind;
+  EXPECT_EQ(count("ring", 0), 2 + 3 * 6);
+  for (const char* kind : {"ring", "rhd"}) {
+    EXPECT_EQ(count(kind, 1 << 20), 1 + 3) << kind;
+    EXPECT_EQ(count(kind, 4 << 20), 0) << kind;  // two ranks a host: not timed at 4 MiB
+  }
+  EXPECT_EQ(count("rd", 1 << 20), 0);  // rd's own 1 MiB scale is for one host
 }
 
 // Where a host runs more ranks than cores, only its first rank measures the local rates; elsewhere every rank does.
