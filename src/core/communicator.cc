@@ -146,6 +146,7 @@ Status ResolveSettings(const strataConfig_t* config, CommSettings* s) {
 }
 
 Communicator::~Communicator() {
+  if (shm_) shm_->markDeparted();  // before this process may exit: the peers' watchdogs see a departure, not a death
   stopWatchdog();
   send_.clear();
   recv_.clear();
@@ -159,7 +160,10 @@ void Communicator::startWatchdog() {
     while (!stopWatch_) {
       watchCv_.wait_for(lock, std::chrono::milliseconds(200));
       if (stopWatch_) break;
-      const std::vector<int> dead = monitor_.deadRanks();
+      std::vector<int> dead = monitor_.deadRanks();
+      // A peer that destroyed its communicator before it exited left this rank nothing to wait for: its own calls on
+      // the communicator with that peer fail, saying so (PeerMonitor::describe), and no call means no error.
+      dead.erase(std::remove_if(dead.begin(), dead.end(), [this](int r) { return monitor_.departed(r); }), dead.end());
       if (dead.empty()) continue;
       Status st = MakeError(strataRemoteError, "%s (found by the watchdog)", monitor_.describe(dead).c_str());
       STRATA_LOG(WARN, INIT, "%s", st.message().c_str());
@@ -285,6 +289,7 @@ Status Communicator::init(const UniqueIdData& id, int nranks, int rank, const Co
   STRATA_CHECK(st);
   STRATA_CHECK(barrier);
   monitor_.watch(all, rank_);
+  if (shm_) monitor_.setDeparted([this](int r) { return shm_->peerDeparted(r); });
   startWatchdog();
   STRATA_CHECK(setupSelector());
   STRATA_LOG(INFO, INIT, "communicator ready: %d ranks, %s, %d channel(s), slots %d x %zu B", nranks,

@@ -98,7 +98,8 @@ std::string PeerMonitor::describe(const std::vector<int>& dead) const {
     for (const Watched& w : watched_)
       if (w.rank == r) pid = w.pid;
     if (!out.empty()) out += ", ";
-    out += "rank " + std::to_string(r) + " (pid " + std::to_string(pid) + ") died";
+    out += "rank " + std::to_string(r) + " (pid " + std::to_string(pid) + ")" +
+           (departed(r) ? " destroyed its communicator and exited" : " died");
   }
   return out;
 }

@@ -259,6 +259,41 @@ TEST(AsyncError, WatchdogReportsADeadPeerWithoutAnyCall) {
   EXPECT_TRUE(r.ok()) << r.summary();
 }
 
+// ---- a peer that destroyed its communicator and exited did not die ----
+
+TEST(AsyncError, APeerThatDestroyedItsCommunicatorAndExitedIsNoError) {
+  MpOptions o;
+  o.nranks = 3;
+  o.commTimeoutMs = 30000;
+  o.timeoutSec = 60;
+  o.destroyComm = false;
+  const MpResult r = RunRanks(o, [](int rank, int, strataComm_t comm) -> std::string {
+    std::vector<float> in(64, 1.0f), out(64, 0.0f);
+    if (strataAllReduce(in.data(), out.data(), in.size(), strataFloat32, strataSum, comm, nullptr) != strataSuccess)
+      return std::string("first allreduce: ") + strataGetLastError(comm);
+    if (rank == 2)  // done with the job: leaves, and its process exits
+      return strataCommDestroy(comm) == strataSuccess ? "" : std::string("destroy: ") + strataGetLastError(nullptr);
+    std::string err;
+    // Five of the watchdog's looks after rank 2 exited: no asynchronous error.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    strataResult_t async = strataCommAborted;
+    if (strataCommGetAsyncError(comm, &async) != strataSuccess || async != strataSuccess)
+      err += Format("async error %d after rank 2 left: %s; ", async, strataGetLastError(comm));
+    // A call that needs rank 2 fails at once, saying it left.
+    const int64_t start = MonotonicMs();
+    const strataResult_t rc =
+        strataAllReduce(in.data(), out.data(), in.size(), strataFloat32, strataSum, comm, nullptr);
+    const std::string msg = strataGetLastError(comm);
+    if (rc != strataRemoteError) err += Format("a call after rank 2 left returned %d: %s; ", rc, msg.c_str());
+    if (msg.find("rank 2 (pid") == std::string::npos || msg.find("destroyed its communicator") == std::string::npos)
+      err += "the call's error does not say rank 2 left: " + msg + "; ";
+    if (MonotonicMs() - start > 5000) err += Format("the call took %lld ms; ", (long long)(MonotonicMs() - start));
+    if (strataCommDestroy(comm) != strataSuccess) err += std::string("destroy: ") + strataGetLastError(nullptr);
+    return err;
+  });
+  EXPECT_TRUE(r.ok()) << r.summary();
+}
+
 // ---- strataCommAbort from another thread unblocks a waiting call within 1 s ----
 
 TEST(Abort, FromAnotherThreadUnblocksAWaitingCallWithinOneSecond) {

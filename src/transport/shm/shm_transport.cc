@@ -60,7 +60,15 @@ Status CrossMemoryCopy(pid_t pid, bool write, void* local, uint64_t remote, size
 
 }  // namespace
 
-static_assert(ShmLayout::kWindowFlagOffset + sizeof(WindowHeader) <= 4096, "the window header fits the segment header");
+static_assert(ShmLayout::kWindowFlagOffset + sizeof(WindowHeader) <= ShmLayout::kDepartedOffset,
+              "the departed word follows the window's words");
+static_assert(ShmLayout::kDepartedOffset + sizeof(std::atomic<uint64_t>) <= 4096, "the departed word fits the header");
+
+namespace {
+std::atomic<uint64_t>* DepartedWord(const ShmSegment& seg) {
+  return reinterpret_cast<std::atomic<uint64_t>*>(static_cast<char*>(seg.base()) + ShmLayout::kDepartedOffset);
+}
+}  // namespace
 
 // A window inside a mapped segment: the halves after the header, the flag in the header.
 class ShmTransport::Window : public PeerWindow {
@@ -258,6 +266,15 @@ PeerWindow* ShmTransport::window(int rank) {
 SlotFifo ShmTransport::fifoIn(const ShmSegment& s, int senderLocal, int channel) const {
   return SlotFifo::At(static_cast<char*>(s.base()) + layout_.fifoOffset(senderLocal, channel), layout_.nslots,
                       layout_.slotBytes);
+}
+
+void ShmTransport::markDeparted() {
+  if (own_.base()) DepartedWord(own_)->store(1, std::memory_order_release);
+}
+
+bool ShmTransport::peerDeparted(int rank) const {
+  const Peer* p = find(rank);
+  return p && p->seg && p->seg->base() && DepartedWord(*p->seg)->load(std::memory_order_acquire) != 0;
 }
 
 const ShmTransport::Peer* ShmTransport::find(int rank) const {

@@ -23,6 +23,8 @@ struct ShmLayout {
   // The header holds the doorbell and, at kWindowFlagOffset, the window's flag, its shape words, the buffers its
   // owner published and what a peer needs to reach them by cross-memory attach.
   static constexpr size_t kWindowFlagOffset = 128;
+  // A word its owner sets once it has left the communicator (markDeparted), after the window's words.
+  static constexpr size_t kDepartedOffset = 1024;
   size_t headerBytes() const { return 4096; }
   size_t windowOffset() const { return headerBytes(); }
   size_t fifoBytes() const { return SlotFifo::BytesFor(nslots, slotBytes); }
@@ -55,6 +57,11 @@ class ShmTransport {
   // (process_vm_readv/writev): the kernel allows it between processes of one user and pid namespace unless a
   // security module or a seccomp filter says otherwise. Probes each peer's window once; false without windows.
   bool reachesPeers() const;
+  // Says to the peers that this rank has left the communicator of its own accord (destroyed or aborted it): a process
+  // that exits after that has not died. Set in this rank's own segment, which every peer keeps mapped.
+  void markDeparted();
+  // Whether attached peer `rank` has said so (false for a rank not attached here). Safe from several threads.
+  bool peerDeparted(int rank) const;
 
  private:
   class Window;
