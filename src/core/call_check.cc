@@ -50,13 +50,9 @@ std::string QuantShown(const CallSignature& s) {
   if (s.quantFormat == 0) return "none";
   const int format = s.quantFormat - 1;
   if (format >= math::kNumQuantFormats) return "unknown-quantization-" + std::to_string(s.quantFormat);
-  QuantSpec spec;
-  spec.enabled = true;
-  spec.params.format = static_cast<math::QuantFormat>(format);
-  spec.params.block = s.quantBlock;
-  std::string out = QuantSpecString(spec);  // format:block:scale:rounding
-  out = out.substr(0, out.find(':', out.find(':') + 1));
-  if (!math::QuantHasScale(spec.params.format)) return out;
+  const auto f = static_cast<math::QuantFormat>(format);
+  const std::string out = std::string(QuantFormatName(f)) + ":" + std::to_string(s.quantBlock);
+  if (!math::QuantHasScale(f)) return out;
   return out + (s.quantScale == static_cast<uint8_t>(math::QuantScale::kFp32)   ? ":fp32"
                 : s.quantScale == static_cast<uint8_t>(math::QuantScale::kFp16) ? ":fp16"
                                                                                 : ":unknown-scale");

@@ -26,12 +26,6 @@ constexpr FormatName kFormats[] = {
     {"fp8e5m2", QuantFormat::kFp8E5M2}, {"int8", QuantFormat::kInt8}, {"int4", QuantFormat::kInt4},
 };
 
-const char* FormatToName(QuantFormat f) {
-  for (const FormatName& n : kFormats)
-    if (n.format == f) return n.name;
-  return "?";
-}
-
 bool AllDigits(const std::string& s) {
   if (s.empty()) return false;
   for (char c : s)
@@ -144,11 +138,17 @@ Status ParseQuantSpec(const std::string& text, QuantSpec* out) {
   return Status::Ok();
 }
 
+const char* QuantFormatName(math::QuantFormat f) {
+  for (const FormatName& n : kFormats)
+    if (n.format == f) return n.name;
+  return "?";
+}
+
 std::string QuantSpecString(const QuantSpec& spec) {
   if (!spec.enabled) return "none";
   const math::QuantParams& p = spec.params;
   char buf[96];
-  std::snprintf(buf, sizeof(buf), "%s:%u:%s:%s", FormatToName(p.format), p.block,
+  std::snprintf(buf, sizeof(buf), "%s:%u:%s:%s", QuantFormatName(p.format), p.block,
                 p.scale == QuantScale::kFp16 ? "fp16" : "fp32",
                 p.rounding == QuantRounding::kStochastic ? "stochastic" : "nearest");
   std::string s = buf;

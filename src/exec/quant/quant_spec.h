@@ -22,6 +22,8 @@ struct QuantSpec {
 // every malformed input is an strataInvalidArgument error whose message names the field and what it accepts.
 Status ParseQuantSpec(const std::string& text, QuantSpec* out);
 
+// A format's name in a spec ("int8", "fp8e4m3"); "?" for a value outside the enum.
+const char* QuantFormatName(math::QuantFormat f);
 // The canonical text of a spec, every field spelled out ("int8:128:fp32:nearest"); parses back to itself.
 std::string QuantSpecString(const QuantSpec& spec);
 

@@ -57,8 +57,8 @@ class ShmTransport {
   // (process_vm_readv/writev): the kernel allows it between processes of one user and pid namespace unless a
   // security module or a seccomp filter says otherwise. Probes each peer's window once; false without windows.
   bool reachesPeers() const;
-  // Says to the peers that this rank has left the communicator of its own accord (destroyed or aborted it): a process
-  // that exits after that has not died. Set in this rank's own segment, which every peer keeps mapped.
+  // Says to the peers that this rank has left the communicator of its own accord (its destruction): a process that
+  // exits after that has not died. Set in this rank's own segment, which every peer keeps mapped.
   void markDeparted();
   // Whether attached peer `rank` has said so (false for a rank not attached here). Safe from several threads.
   bool peerDeparted(int rank) const;
