@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "algorithms/algorithm_table.h"
+#include "unit/with_retries.h"
 
 namespace strata {
 namespace {
@@ -28,20 +29,7 @@ void BusyUs(double us) {
 }
 
 // The fake runners' times are real busy waits, and a preempted VM stretches them: a test that checks measured times
-// runs again (up to `attempts` times in all) when an attempt fails, and only the last attempt's failures are reported.
-// A wrong formula fails every attempt alike.
-void WithRetries(const std::function<void()>& body, int attempts = 3) {
-  for (int i = 1; i < attempts; ++i) {
-    testing::TestPartResultArray failures;
-    {
-      testing::ScopedFakeTestPartResultReporter capture(
-          testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
-      body();
-    }
-    if (failures.size() == 0) return;
-  }
-  body();
-}
+// runs WithRetries (unit/with_retries.h). A wrong formula fails every attempt alike.
 
 // Rank 0 of as many ranks as `hostOf` names, rank r on host hostOf[r].
 PlanGeometry RankZeroOf(const std::vector<int>& hostOf) {
