@@ -1,6 +1,9 @@
 #include "transport/shm/huge_pages.h"
 
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -22,11 +25,13 @@ namespace {
 constexpr int kMaxCollapsesPerCall = 16;
 // Stretches remembered at most (32 GiB of buffers); past it the table starts again.
 constexpr size_t kMaxStretches = 16384;
-// Checking a stretch still on huge pages takes 0.2 us of the thread's time; collapsing one takes 550 us or more on the
-// development VM (it copies 2 MiB). A check that took more than this found new memory at the stretch's addresses. While
-// other processes fault and collapse memory, a check takes longer: 52-89 us on the VM (the multi-process huge-page test
-// in a loop beside other tests), where a bound of 50 us had found renewals twice within a few calls, left the stretch
-// alone as churning, and run the 24 MiB allreduce on the ring where twoshot was due in 3 runs of 15.
+// Where the kernel cannot say which pages are huge (PageScan below, before Linux 6.7), a collapsed stretch is checked
+// by collapsing it again: 1 us of the thread's time where it still is, 550 us or more on the development VM where new
+// memory lies there (it copies 2 MiB). A check that took more than this found new memory. While other processes fault
+// and collapse memory, a check takes longer: 52-89 us on the VM (the multi-process huge-page test in a loop beside
+// other tests), where a bound of 50 us had found renewals twice within a few calls, left the stretch alone as
+// churning, and run the 24 MiB allreduce on the ring where twoshot was due in 3 runs of 15. Yet 200 us missed a
+// renewal now and then (3 runs of 30 of the churning test), which the scan never does.
 constexpr double kRenewedCpuUs = 200;
 // Two renewals within this many calls of a stretch: its memory churns.
 constexpr uint32_t kChurnCalls = 64;
@@ -39,6 +44,61 @@ bool Collapse(void* at, size_t bytes) {
     if (errno != EAGAIN) return false;
   }
   return false;
+}
+
+// The kernel's page-table scan (ioctl PAGEMAP_SCAN on /proc/self/pagemap, Linux 6.7 and later), declared here as the
+// kernel defines it: C library headers before 6.7 lack it.
+struct PageRegion {
+  uint64_t start, end, categories;
+};
+struct PageScanArg {
+  uint64_t size, flags, start, end, walkEnd, vec, vecLen, maxPages, categoryInverted, categoryMask, categoryAnyofMask,
+      returnMask;
+};
+constexpr unsigned long kPagemapScan = _IOWR('f', 16, PageScanArg);
+constexpr uint64_t kPageIsHuge = 1u << 6;  // mapped by one page-table entry of 2 MiB (or a hugetlb page)
+
+// Whether a 2 MiB stretch is mapped as one huge page, asked of the kernel: 1 us where it is, 4 us where not. The file
+// is opened once per process; a child after fork opens its own, since the parent's reads the parent's page tables.
+class PageScan {
+ public:
+  enum Answer { kHugePage, kOrdinaryPages, kUnknown };
+  Answer stretch(uint64_t at) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const pid_t pid = getpid();
+    if (pid != pid_) {
+      if (fd_ >= 0) close(fd_);
+      fd_ = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+      pid_ = pid;
+    }
+    if (fd_ < 0 || unsupported_) return kUnknown;
+    PageRegion region{};
+    PageScanArg arg{};
+    arg.size = sizeof(arg);
+    arg.start = at;
+    arg.end = at + kHugePageBytes;
+    arg.vec = reinterpret_cast<uint64_t>(&region);
+    arg.vecLen = 1;
+    arg.categoryMask = kPageIsHuge;
+    arg.returnMask = kPageIsHuge;
+    const int found = ioctl(fd_, kPagemapScan, &arg);
+    if (found < 0) {
+      if (errno == ENOTTY || errno == EINVAL) unsupported_ = true;  // no such ioctl, or an older argument layout
+      return kUnknown;
+    }
+    return found == 1 && region.start == at && region.end == at + kHugePageBytes ? kHugePage : kOrdinaryPages;
+  }
+
+ private:
+  std::mutex mu_;
+  pid_t pid_ = 0;
+  int fd_ = -1;
+  bool unsupported_ = false;
+};
+
+PageScan& ThePageScan() {
+  static PageScan* scan = new PageScan();  // outlives every static destructor that might still run a call
+  return *scan;
 }
 
 double ThreadCpuUs() {
@@ -54,14 +114,22 @@ bool Visit(Stretch& s, uint64_t at, int after, int* collapses) {
   ++s.seen;
   switch (s.state) {
     case StretchState::kHuge: {
+      const PageScan::Answer found = ThePageScan().stretch(at);
+      if (found == PageScan::kHugePage) return true;
+      const bool churns = s.renewedAt != 0 && s.seen - s.renewedAt < kChurnCalls;  // should this be a renewal
+      if (found == PageScan::kOrdinaryPages && churns) {
+        s.state = StretchState::kChurning;  // not collapsed: it would be gone again within a few calls
+        s.triedAt = s.renewedAt = s.seen;
+        return false;
+      }
       const double t0 = ThreadCpuUs();
       if (!Collapse(p, kHugePageBytes)) {
         s.state = StretchState::kRefused;
         s.triedAt = s.seen;
         return false;
       }
-      if (ThreadCpuUs() - t0 > kRenewedCpuUs) {
-        if (s.renewedAt != 0 && s.seen - s.renewedAt < kChurnCalls) {
+      if (found == PageScan::kOrdinaryPages || ThreadCpuUs() - t0 > kRenewedCpuUs) {
+        if (churns) {  // the collapse told, after the fact
           s.state = StretchState::kChurning;
           s.triedAt = s.seen;
         }
@@ -106,6 +174,11 @@ bool HugePagesCollapse() {
     return ok;
   }();
   return works;
+}
+
+bool HugePagesScanned() {
+  static const char probe = 0;
+  return ThePageScan().stretch(reinterpret_cast<uint64_t>(&probe) & ~(kHugePageBytes - 1)) != PageScan::kUnknown;
 }
 
 bool HugePageTable::visit(const void* p, size_t bytes, int after, uint64_t maxBytes) {
