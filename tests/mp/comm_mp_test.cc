@@ -195,18 +195,21 @@ TEST(CommInitFromEnv, StrataVariables) {
 // ---- several communicators ----
 
 TEST(CommMany, ThreeCommunicatorsInterleaved) {
-  // Two more communicators over the same processes; B numbers the ranks differently (rank r is B's (r+1) % n).
-  strataUniqueId idA, idB;
-  ASSERT_EQ(strataGetUniqueId(&idA), strataSuccess) << strataGetLastError(nullptr);
-  ASSERT_EQ(strataGetUniqueId(&idB), strataSuccess) << strataGetLastError(nullptr);
+  // Two more communicators over the same processes; B numbers the ranks differently (rank r is B's (r+1) % n). Their
+  // ids come from rank 0 over the base communicator: made in the test's process before the ranks are forked, their
+  // root threads would wait there for the ranks, and the harness waits for a process of one thread before it forks.
   MpOptions o;
   o.nranks = 3;
   const MpResult r = RunRanks(o, [&](int rank, int n, strataComm_t base) -> std::string {
+    strataUniqueId idA{}, idB{};
+    strataResult_t rc = ShareUniqueId(base, rank, &idA);
+    if (rc == strataSuccess) rc = ShareUniqueId(base, rank, &idB);  // B's root runs in its rank 2
+    if (rc != strataSuccess) return Failed("sharing the unique ids", rc);
     strataConfig_t cfg = STRATA_CONFIG_INITIALIZER;
     cfg.timeoutMs = 30000;
     const int rankB = (rank + 1) % n;
     strataComm_t a = nullptr, b = nullptr;
-    strataResult_t rc = strataCommInitRankConfig(&a, n, idA, rank, &cfg);
+    rc = strataCommInitRankConfig(&a, n, idA, rank, &cfg);
     if (rc != strataSuccess) return Failed("strataCommInitRankConfig (A)", rc);
     rc = strataCommInitRankConfig(&b, n, idB, rankB, &cfg);
     if (rc != strataSuccess) return Failed("strataCommInitRankConfig (B)", rc);
@@ -242,6 +245,73 @@ TEST(CommMany, ThreeCommunicatorsInterleaved) {
     if (!err.empty()) return err;
     if (rcB != strataSuccess) return Failed("strataCommDestroy (B)", rcB);
     return rcA == strataSuccess ? "" : Failed("strataCommDestroy (A)", rcA);
+  });
+  EXPECT_TRUE(r.ok()) << r.summary();
+}
+
+// Each communicator driven by a thread of its own, all at once, as a framework's process groups each run their
+// operations on a worker thread: allreduces from 1 element to 3 MiB (the shared-memory FIFO's and the large path),
+// a group of sends and receives around a ring and an allgather of the ranks, every element checked. The three
+// communicators number the ranks differently, and each gives the data a scale of its own, so that a message taken
+// by the wrong one shows.
+std::string DriveFromThread(strataComm_t comm, int scale, int rounds) {
+  int n = 0, rank = 0;
+  strataCommCount(comm, &n);
+  strataCommUserRank(comm, &rank);
+  for (int round = 0; round < rounds; ++round) {
+    for (const size_t count : {size_t{1}, size_t{1000}, size_t{65536}, size_t{3} << 18}) {
+      std::vector<int32_t> in(count), out(count, -1);
+      for (size_t i = 0; i < count; ++i) in[i] = scale * (rank + 1) + static_cast<int32_t>(i % 17) + round;
+      strataResult_t rc = strataAllReduce(in.data(), out.data(), count, strataInt32, strataSum, comm, nullptr);
+      if (rc != strataSuccess) return Failed("strataAllReduce", rc);
+      for (size_t i = 0; i < count; ++i) {
+        const int32_t want = scale * n * (n + 1) / 2 + n * (static_cast<int32_t>(i % 17) + round);
+        if (out[i] != want) return Format("allreduce of %zu: [%zu] = %d, want %d", count, i, out[i], want);
+      }
+      // Each rank sends its input to the next and receives the previous rank's.
+      const int next = (rank + 1) % n, prev = (rank + n - 1) % n;
+      std::vector<int32_t> got(count, -1);
+      strataGroupStart();
+      strataSend(in.data(), count, strataInt32, next, comm, nullptr);
+      strataRecv(got.data(), count, strataInt32, prev, comm, nullptr);
+      rc = strataGroupEnd();
+      if (rc != strataSuccess) return Failed("strataGroupEnd (send/recv)", rc);
+      for (size_t i = 0; i < count; ++i) {
+        const int32_t want = scale * (prev + 1) + static_cast<int32_t>(i % 17) + round;
+        if (got[i] != want) return Format("receive of %zu from %d: [%zu] = %d, want %d", count, prev, i, got[i], want);
+      }
+    }
+    const int32_t me = scale + rank;
+    std::vector<int32_t> all(n, -1);
+    const strataResult_t rc = strataAllGather(&me, all.data(), 1, strataInt32, comm, nullptr);
+    if (rc != strataSuccess) return Failed("strataAllGather", rc);
+    for (int q = 0; q < n; ++q)
+      if (all[q] != scale + q) return Format("allgather: [%d] = %d, want %d", q, all[q], scale + q);
+  }
+  return "";
+}
+
+TEST(CommMany, CommunicatorsDrivenFromThreadsAtOnce) {
+  MpOptions o;
+  o.nranks = 3;
+  const MpResult r = RunRanks(o, [&](int rank, int n, strataComm_t base) -> std::string {
+    strataComm_t a = nullptr, b = nullptr;
+    strataResult_t rc = strataCommSplit(base, 0, rank, &a, nullptr);
+    if (rc != strataSuccess) return Failed("strataCommSplit (A)", rc);
+    rc = strataCommSplit(base, 0, n - rank, &b, nullptr);  // B numbers the ranks backwards
+    if (rc != strataSuccess) return Failed("strataCommSplit (B)", rc);
+    std::string errA, errB, errBase;
+    std::thread ta([&] { errA = DriveFromThread(a, 1000, 4); });
+    std::thread tb([&] { errB = DriveFromThread(b, 100000, 4); });
+    errBase = DriveFromThread(base, 1, 4);
+    ta.join();
+    tb.join();
+    const strataResult_t rcA = strataCommDestroy(a), rcB = strataCommDestroy(b);
+    if (!errA.empty()) return "A: " + errA;
+    if (!errB.empty()) return "B: " + errB;
+    if (!errBase.empty()) return "base: " + errBase;
+    if (rcA != strataSuccess) return Failed("strataCommDestroy (A)", rcA);
+    return rcB == strataSuccess ? "" : Failed("strataCommDestroy (B)", rcB);
   });
   EXPECT_TRUE(r.ok()) << r.summary();
 }
