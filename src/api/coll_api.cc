@@ -97,7 +97,7 @@ Status Submit(strataComm* comm, CommGuard& c, const CollDesc& desc, const void* 
 // `options`: an Ex call's quantization options (NULL: the communicator's spec applies).
 Status Collective(CollKind kind, const void* send, void* recv, size_t count, strataDataType_t type, strataRedOp_t op,
                   int root, strataComm* comm, const strataQuantOptions_t* options = nullptr) {
-  CommGuard c(comm);
+  CommGuard c(comm, InGroup() ? CommGuard::kQuery : CommGuard::kMovesData);
   STRATA_CHECK(c.status());
   QuantSpec quant;
   if (options) {
@@ -142,7 +142,7 @@ Status Collective(CollKind kind, const void* send, void* recv, size_t count, str
 }
 
 Status PointToPoint(bool isSend, void* buf, size_t count, strataDataType_t type, int peer, strataComm* comm) {
-  CommGuard c(comm);
+  CommGuard c(comm, InGroup() ? CommGuard::kQuery : CommGuard::kMovesData);
   STRATA_CHECK(c.status());
   STRATA_CHECK(CheckType(type));
   STRATA_CHECK(CheckRoot(peer, c->nranks(), "peer"));

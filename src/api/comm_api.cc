@@ -119,7 +119,7 @@ Status Split(strataComm_t comm, int color, int key, strataComm_t* newcomm, const
   *newcomm = nullptr;
   STRATA_REQUIRE(color >= 0 || color == STRATA_SPLIT_NOCOLOR, strataInvalidArgument,
                  "color must be non-negative or STRATA_SPLIT_NOCOLOR (got %d)", color);
-  CommGuard c(comm);
+  CommGuard c(comm, CommGuard::kMovesData);
   STRATA_CHECK(c.status());
   const int n = c->nranks(), me = c->rank();
   // Everyone learns every rank's (color, key), then the lowest new rank of each color makes a

@@ -28,7 +28,7 @@ strataComm* NewCommHandle(std::unique_ptr<Communicator> impl) {
   return c;
 }
 
-CommGuard::CommGuard(strataComm* comm) {
+CommGuard::CommGuard(strataComm* comm, Use use) {
   if (comm == nullptr) {
     status_ = MakeError(strataInvalidArgument, "communicator is NULL");
     return;
@@ -41,7 +41,16 @@ CommGuard::CommGuard(strataComm* comm) {
   entered_ = true;
   comm_ = comm;
   switch (comm->state.load()) {
-    case strataComm::kLive: return;
+    case strataComm::kLive:
+      if (use == kMovesData) {
+        moving_ = !comm->moving.exchange(true);
+        if (!moving_)
+          status_ = MakeError(strataInvalidUsage,
+                              "another thread is in a call on this communicator: a communicator runs one call at a "
+                              "time; order the threads' calls (the same order on every rank) or give each thread a "
+                              "communicator of its own (strataCommSplit)");
+      }
+      return;
     case strataComm::kAborted:
     case strataComm::kClosing:
       status_ = MakeError(strataCommAborted, "communicator was aborted or is being destroyed");
@@ -51,6 +60,7 @@ CommGuard::CommGuard(strataComm* comm) {
 }
 
 CommGuard::~CommGuard() {
+  if (moving_) comm_->moving.store(false);
   if (entered_) comm_->activeCalls.fetch_sub(1);
 }
 

@@ -14,6 +14,7 @@ struct strataComm {
   enum State : int { kLive = 0, kClosing = 1, kDestroyed = 2, kAborted = 3 };
   std::atomic<int> state{kLive};
   std::atomic<int> activeCalls{0};
+  std::atomic<bool> moving{false};  // a thread is in a call that moves data on it
   std::unique_ptr<strata::Communicator> impl;
 };
 
@@ -22,10 +23,14 @@ namespace strata {
 // Records a new handle (every handle ever made stays known to the registry).
 strataComm* NewCommHandle(std::unique_ptr<Communicator> impl);
 
-// Holds a live communicator for the duration of one API call.
+// Holds a live communicator for the duration of one API call. A call that moves data (`kMovesData`: a collective,
+// send or receive outside a group, a group's end, a split) also holds it against such calls from other threads: a
+// communicator runs one at a time, and a second thread's call fails at once with strataInvalidUsage instead of
+// interleaving its messages with the first's. Queries (count, rank, errors) and abort go through at any time.
 class CommGuard {
  public:
-  explicit CommGuard(strataComm* comm);
+  enum Use { kQuery, kMovesData };
+  explicit CommGuard(strataComm* comm, Use use = kQuery);
   ~CommGuard();
   const Status& status() const { return status_; }
   Communicator& operator*() const { return *comm_->impl; }
@@ -34,6 +39,7 @@ class CommGuard {
  private:
   strataComm* comm_ = nullptr;
   bool entered_ = false;
+  bool moving_ = false;  // holds comm_->moving
   Status status_;
 };
 

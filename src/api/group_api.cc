@@ -27,7 +27,7 @@ Status RunGroup(std::vector<GroupOp>& ops) {
   std::vector<bool> used(ops.size(), false);
   for (size_t i = 0; i < ops.size(); ++i) {
     if (used[i]) continue;
-    CommGuard c(ops[i].comm);
+    CommGuard c(ops[i].comm, CommGuard::kMovesData);
     STRATA_CHECK(c.status());
     if (ops[i].barrier) {
       int32_t in = 0, out = 0;

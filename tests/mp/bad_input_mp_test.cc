@@ -374,6 +374,56 @@ TEST(BadInputTwoRanks, SizesAndRootOnlyBuffers) {
   EXPECT_TRUE(r.ok()) << r.summary();
 }
 
+// Two threads of rank 0 in calls on one communicator at once: rank 1 joins only after half a second, so both threads
+// are in their allreduce by then. One call runs (the sum is right once rank 1 joins), the other fails at once with
+// strataInvalidUsage, saying so on its own thread; the communicator works on after, from either thread in turn.
+TEST(BadInputTwoRanks, TwoThreadsInCallsOnOneCommunicator) {
+  MpOptions o;
+  o.nranks = 2;
+  const MpResult r = RunRanks(o, [](int rank, int, strataComm_t comm) -> std::string {
+    std::string errs;
+    if (rank == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      int32_t in = 10, out = 0;
+      if (strataAllReduce(&in, &out, 1, strataInt32, strataSum, comm, nullptr) != strataSuccess || out != 11)
+        errs += std::string("rank 1's allreduce: ") + strataGetLastError(comm) + "\n";
+    } else {
+      struct Outcome {
+        strataResult_t rc = strataInternalError;
+        int32_t out = 0;
+        std::string error;
+      } outcome[2];
+      std::vector<std::thread> threads;
+      for (Outcome& t : outcome)
+        threads.emplace_back([&comm, &t] {
+          int32_t in = 1;
+          t.rc = strataAllReduce(&in, &t.out, 1, strataInt32, strataSum, comm, nullptr);
+          t.error = strataGetLastError(nullptr);
+        });
+      for (std::thread& t : threads) t.join();
+      const int ran = outcome[0].rc == strataSuccess ? 0 : 1, refused = 1 - ran;
+      if (outcome[ran].rc != strataSuccess || outcome[ran].out != 11)
+        errs += "no thread's allreduce ran and summed 11: " + outcome[0].error + " / " + outcome[1].error + "\n";
+      if (outcome[refused].rc != strataInvalidUsage ||
+          outcome[refused].error.find("another thread is in a call on this communicator") == std::string::npos)
+        errs += "the other thread's call returned " + std::to_string(outcome[refused].rc) + ": \"" +
+                outcome[refused].error + "\"\n";
+    }
+    // Afterwards: one call a thread, in turn.
+    for (int turn = 0; turn < 2 && errs.empty(); ++turn) {
+      std::thread t([&] {
+        int32_t in = rank + turn, out = 0;
+        if (strataAllReduce(&in, &out, 1, strataInt32, strataSum, comm, nullptr) != strataSuccess ||
+            out != 1 + 2 * turn)
+          errs += "turn " + std::to_string(turn) + ": " + strataGetLastError(nullptr) + "\n";
+      });
+      t.join();
+    }
+    return errs;
+  });
+  EXPECT_TRUE(r.ok()) << r.summary();
+}
+
 // ---- groups ----
 
 TEST(BadGroup, EndWithoutStart) {
