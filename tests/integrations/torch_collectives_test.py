@@ -192,6 +192,23 @@ def check_subgroup(rank, n, gloo):
         assert x.tolist() == [float(sum(evens))] * 5, x
 
 
+def check_groups_at_once(rank, n, gloo):
+    # Two more strata groups over every rank: each has its communicator and worker thread, so asynchronous
+    # all_reduces issued to the three groups in turn run at once. Each group's tensors have their own scale, so a
+    # result that went to the wrong group shows; the sums are checked against gloo's.
+    groups = [None, dist.new_group(backend="strata"), dist.new_group(backend="strata")]
+    for it in range(5):
+        pending = []
+        for k, group in enumerate(groups):
+            for numel in (1, 1000, 300_000):  # 1.2 MB: past the FIFO's slots
+                x = make_input(rank, numel, torch.float32, it) * (10 ** k)
+                pending.append((x.clone(), x, dist.all_reduce(x, group=group, async_op=True), k, numel))
+        for original, x, work, k, numel in pending:
+            work.wait()
+            dist.all_reduce(original, group=gloo)
+            same(x, original, f"all_reduce at once, group {k}, {numel}")
+
+
 def check_quantized(rank, n, gloo):
     # A group with a quantization spec (pg_options), its ranks split into two hosts by STRATA_HOSTID (read
     # when the group's communicator is made): all_reduce runs quantized, within int8's bound of gloo's exact
@@ -311,7 +328,8 @@ def check_errors(rank, n, gloo):
 
 
 CHECKS = [check_all_reduce, check_all_reduce_coalesced, check_broadcast_reduce, check_gathers, check_reduce_scatter,
-          check_all_to_all, check_send_recv, check_async_and_futures, check_subgroup, check_quantized, check_worker_priority,
+          check_all_to_all, check_send_recv, check_async_and_futures, check_subgroup, check_groups_at_once, check_quantized,
+          check_worker_priority,
           check_shared_tensors, check_errors]
 
 
