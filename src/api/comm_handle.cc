@@ -1,5 +1,9 @@
 #include "api/comm_handle.h"
 
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <mutex>
 #include <thread>
 #include <unordered_set>
@@ -18,11 +22,32 @@ bool Known(strataComm* c) {
   std::lock_guard<std::mutex> lock(g_mu);
   return Registry().count(c) != 0;
 }
+
+// This process's id, kept current in a child by a fork handler: a load on every call rather than a system call.
+std::atomic<int> g_pid{0};
+int ThisProcess() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    g_pid.store(getpid());
+    pthread_atfork(nullptr, nullptr, [] { g_pid.store(getpid()); });
+  });
+  return g_pid.load(std::memory_order_relaxed);
+}
+
+Status RefuseInChild(const strataComm* comm, const char* what) {
+  const int me = ThisProcess();
+  STRATA_REQUIRE(comm->creator == me, strataInvalidUsage,
+                 "%sthe communicator was made by process %d, and this process (%d) was forked from it; a child "
+                 "shares its parent's connections and cannot use or end them: make a communicator of its own",
+                 what, comm->creator, me);
+  return Status::Ok();
+}
 }  // namespace
 
 strataComm* NewCommHandle(std::unique_ptr<Communicator> impl) {
   auto* c = new strataComm;
   c->impl = std::move(impl);
+  c->creator = ThisProcess();
   std::lock_guard<std::mutex> lock(g_mu);
   Registry().insert(c);
   return c;
@@ -43,6 +68,8 @@ CommGuard::CommGuard(strataComm* comm, Use use) {
   switch (comm->state.load()) {
     case strataComm::kLive:
       if (use == kMovesData) {
+        status_ = RefuseInChild(comm, "");
+        if (!status_.ok()) return;
         moving_ = !comm->moving.exchange(true);
         if (!moving_)
           status_ = MakeError(strataInvalidUsage,
@@ -68,6 +95,7 @@ Status CloseComm(strataComm* comm, bool abort) {
   STRATA_REQUIRE(comm != nullptr, strataInvalidArgument, "communicator is NULL");
   STRATA_REQUIRE(Known(comm), strataInvalidArgument, "communicator %p is not one strata created",
                  static_cast<void*>(comm));
+  STRATA_CHECK(RefuseInChild(comm, abort ? "strataCommAbort: " : "strataCommDestroy: "));
   int expected = strataComm::kLive;
   if (!comm->state.compare_exchange_strong(expected, strataComm::kClosing)) {
     if (abort && expected == strataComm::kAborted) return Status::Ok();  // aborting twice is harmless

@@ -15,6 +15,7 @@ struct strataComm {
   std::atomic<int> state{kLive};
   std::atomic<int> activeCalls{0};
   std::atomic<bool> moving{false};  // a thread is in a call that moves data on it
+  int creator = 0;                  // the process that made it (a child after fork may not use it)
   std::unique_ptr<strata::Communicator> impl;
 };
 
@@ -26,7 +27,9 @@ strataComm* NewCommHandle(std::unique_ptr<Communicator> impl);
 // Holds a live communicator for the duration of one API call. A call that moves data (`kMovesData`: a collective,
 // send or receive outside a group, a group's end, a split) also holds it against such calls from other threads: a
 // communicator runs one at a time, and a second thread's call fails at once with strataInvalidUsage instead of
-// interleaving its messages with the first's. Queries (count, rank, errors) and abort go through at any time.
+// interleaving its messages with the first's. Queries (count, rank, errors) and abort go through at any time. Such a
+// call, destroy and abort are refused in a process forked from the one that made the communicator: the child shares
+// its parent's sockets and shared memory, and would take the parent's messages or mark the parent departed.
 class CommGuard {
  public:
   enum Use { kQuery, kMovesData };

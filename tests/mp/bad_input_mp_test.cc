@@ -1,6 +1,8 @@
 // Every API entry point with bad input returns the right code and leaves a message in strataGetLastError()
 // that names what was wrong. Most cases need no peers: a 1-rank communicator made in the test process.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -419,6 +421,42 @@ TEST(BadInputTwoRanks, TwoThreadsInCallsOnOneCommunicator) {
       });
       t.join();
     }
+    return errs;
+  });
+  EXPECT_TRUE(r.ok()) << r.summary();
+}
+
+// A process forked from a rank after init shares the rank's sockets and shared memory: its calls, destroy and abort on
+// the inherited communicator are refused, saying why, and leave the parent's communicator as it was (the parent's
+// allreduce afterwards is right). Queries still answer.
+TEST(BadInputTwoRanks, AChildForkedAfterInitCannotUseTheCommunicator) {
+  MpOptions o;
+  o.nranks = 2;
+  const MpResult r = RunRanks(o, [](int rank, int, strataComm_t comm) -> std::string {
+    std::string errs;
+    if (rank == 0) {
+      const pid_t child = fork();
+      if (child == 0) {
+        std::string childErrs;
+        int32_t in = 5, out = 0;
+        CHILD_EXPECT_FAILS(childErrs, strataAllReduce(&in, &out, 1, strataInt32, strataSum, comm, nullptr),
+                           strataInvalidUsage, "forked from it", "make a communicator of its own");
+        CHILD_EXPECT_FAILS(childErrs, strataSend(&in, 1, strataInt32, 1, comm, nullptr), strataInvalidUsage,
+                           "forked from it");
+        CHILD_EXPECT_FAILS(childErrs, strataCommDestroy(comm), strataInvalidUsage, "strataCommDestroy", "forked");
+        CHILD_EXPECT_FAILS(childErrs, strataCommAbort(comm), strataInvalidUsage, "strataCommAbort", "forked");
+        int n = 0;
+        if (strataCommCount(comm, &n) != strataSuccess || n != 2) childErrs += "strataCommCount in the child\n";
+        if (!childErrs.empty()) fprintf(stderr, "%s", childErrs.c_str());
+        _exit(childErrs.empty() ? 0 : 1);
+      }
+      int status = 0;
+      if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        errs += "the forked child's checks failed (its messages are on stderr)\n";
+    }
+    int32_t in = rank + 1, out = 0;
+    if (strataAllReduce(&in, &out, 1, strataInt32, strataSum, comm, nullptr) != strataSuccess || out != 3)
+      errs += std::string("the allreduce after the child: ") + strataGetLastError(comm) + "\n";
     return errs;
   });
   EXPECT_TRUE(r.ok()) << r.summary();
