@@ -325,10 +325,16 @@ TEST_F(OneRankComm, OverlapOtherThanInPlace) {
 
 // With 2 ranks: counts whose bytes fit but whose nranks-fold buffers do not, and the root-only buffers that
 // may be NULL on the other ranks (as in NCCL).
-TEST(BadInputTwoRanks, SizesAndRootOnlyBuffers) {
+// `fn` on every rank of a communicator of `nranks` processes; its failures as the test's.
+void ExpectOnRanks(int nranks, const RankFn& fn) {
   MpOptions o;
-  o.nranks = 2;
-  const MpResult r = RunRanks(o, [](int rank, int n, strataComm_t comm) -> std::string {
+  o.nranks = nranks;
+  const MpResult r = RunRanks(o, fn);
+  EXPECT_TRUE(r.ok()) << r.summary();
+}
+
+TEST(BadInputTwoRanks, SizesAndRootOnlyBuffers) {
+  ExpectOnRanks(2, [](int rank, int n, strataComm_t comm) -> std::string {
     std::string errs;
     float a[4] = {1, 2, 3, 4}, b[8] = {};
     const size_t m = SIZE_MAX / (2 * n) + 1;  // m * 2 bytes fits; m * 2 * n does not
@@ -373,16 +379,13 @@ TEST(BadInputTwoRanks, SizesAndRootOnlyBuffers) {
       errs += "in-place AllGather gave a wrong result\n";
     return errs;
   });
-  EXPECT_TRUE(r.ok()) << r.summary();
 }
 
 // Two threads of rank 0 in calls on one communicator at once: rank 1 joins only after half a second, so both threads
 // are in their allreduce by then. One call runs (the sum is right once rank 1 joins), the other fails at once with
 // strataInvalidUsage, saying so on its own thread; the communicator works on after, from either thread in turn.
 TEST(BadInputTwoRanks, TwoThreadsInCallsOnOneCommunicator) {
-  MpOptions o;
-  o.nranks = 2;
-  const MpResult r = RunRanks(o, [](int rank, int, strataComm_t comm) -> std::string {
+  ExpectOnRanks(2, [](int rank, int, strataComm_t comm) -> std::string {
     std::string errs;
     if (rank == 1) {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -423,16 +426,13 @@ TEST(BadInputTwoRanks, TwoThreadsInCallsOnOneCommunicator) {
     }
     return errs;
   });
-  EXPECT_TRUE(r.ok()) << r.summary();
 }
 
 // A process forked from a rank after init shares the rank's sockets and shared memory: its calls, destroy and abort on
 // the inherited communicator are refused, saying why, and leave the parent's communicator as it was (the parent's
 // allreduce afterwards is right). Queries still answer.
 TEST(BadInputTwoRanks, AChildForkedAfterInitCannotUseTheCommunicator) {
-  MpOptions o;
-  o.nranks = 2;
-  const MpResult r = RunRanks(o, [](int rank, int, strataComm_t comm) -> std::string {
+  ExpectOnRanks(2, [](int rank, int, strataComm_t comm) -> std::string {
     std::string errs;
     if (rank == 0) {
       const pid_t child = fork();
@@ -459,7 +459,6 @@ TEST(BadInputTwoRanks, AChildForkedAfterInitCannotUseTheCommunicator) {
       errs += std::string("the allreduce after the child: ") + strataGetLastError(comm) + "\n";
     return errs;
   });
-  EXPECT_TRUE(r.ok()) << r.summary();
 }
 
 // ---- groups ----
@@ -477,9 +476,7 @@ TEST(BadGroup, EndWithoutStart) {
 // A barrier inside a group is queued like the other calls and runs at strataGroupEnd, on buffers of its own: the
 // frame of the strataBarrier call is gone by then.
 TEST(Group, BarrierRunsAtGroupEnd) {
-  MpOptions o;
-  o.nranks = 3;
-  const MpResult r = RunRanks(o, [](int rank, int n, strataComm_t comm) -> std::string {
+  ExpectOnRanks(3, [](int rank, int n, strataComm_t comm) -> std::string {
     std::string errs;
     constexpr int kLateMs = 400;
     const auto MonotonicMs = [] {
@@ -509,15 +506,12 @@ TEST(Group, BarrierRunsAtGroupEnd) {
       errs += "rank 0 left the group after " + std::to_string(took) + " ms, before the late rank arrived\n";
     return errs;
   });
-  EXPECT_TRUE(r.ok()) << r.summary();
 }
 
 // A group's sends and receives on one communicator: up to 32768 of them run, one more is refused on the rank that
 // queued it (before anything moves: here both ranks queue as many).
 TEST(Group, SendRecvOperationsUpToTheLimit) {
-  MpOptions o;
-  o.nranks = 2;
-  const MpResult r = RunRanks(o, [](int rank, int, strataComm_t comm) -> std::string {
+  ExpectOnRanks(2, [](int rank, int, strataComm_t comm) -> std::string {
     std::string errs;
     const int peer = 1 - rank;
     constexpr int kEach = 16384;  // sends and as many receives: 32768 operations
@@ -544,7 +538,6 @@ TEST(Group, SendRecvOperationsUpToTheLimit) {
     }
     return errs;
   });
-  EXPECT_TRUE(r.ok()) << r.summary();
 }
 
 // ---- init ----
