@@ -1,14 +1,11 @@
 #include "api/comm_handle.h"
 
-#include <pthread.h>
-#include <unistd.h>
-
-#include <atomic>
 #include <mutex>
 #include <thread>
 #include <unordered_set>
 
 #include "core/log.h"
+#include "core/process.h"
 
 namespace strata {
 
@@ -21,17 +18,6 @@ std::unordered_set<strataComm*>& Registry() {
 bool Known(strataComm* c) {
   std::lock_guard<std::mutex> lock(g_mu);
   return Registry().count(c) != 0;
-}
-
-// This process's id, kept current in a child by a fork handler: a load on every call rather than a system call.
-std::atomic<int> g_pid{0};
-int ThisProcess() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    g_pid.store(getpid());
-    pthread_atfork(nullptr, nullptr, [] { g_pid.store(getpid()); });
-  });
-  return g_pid.load(std::memory_order_relaxed);
 }
 
 Status RefuseInChild(const strataComm* comm, const char* what) {

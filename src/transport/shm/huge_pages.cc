@@ -11,6 +11,7 @@
 #include <ctime>
 
 #include "core/log.h"
+#include "core/process.h"
 
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25  // Linux 6.1; older C libraries' headers lack it
@@ -65,7 +66,7 @@ class PageScan {
   enum Answer { kHugePage, kOrdinaryPages, kUnknown };
   Answer stretch(uint64_t at) {
     std::lock_guard<std::mutex> lock(mu_);
-    const pid_t pid = getpid();
+    const int pid = ThisProcess();
     if (pid != pid_) {
       if (fd_ >= 0) close(fd_);
       fd_ = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
@@ -91,7 +92,7 @@ class PageScan {
 
  private:
   std::mutex mu_;
-  pid_t pid_ = 0;
+  int pid_ = 0;
   int fd_ = -1;
   bool unsupported_ = false;
 };
