@@ -37,7 +37,7 @@ constexpr uint32_t kHugePageRetryCalls = 256;
 // One 2 MiB stretch of a buffer: the calls that passed it, what became of it, and when it was last tried.
 enum class StretchState : uint8_t {
   kOrdinary,  // not tried yet
-  kHuge,      // collapsed; every later call checks it again (1 us where it still is)
+  kHuge,      // collapsed; every later call checks it again (1.5 us where it still is)
   kRefused,   // the kernel said no; tried again kHugePageRetryCalls later
   kChurning,  // found on ordinary pages again and again: memory freed and allocated anew at these addresses, which
               // costs a collapse each time for a call or two of gain; left alone, tried again kHugePageRetryCalls later
@@ -58,7 +58,7 @@ class HugePageTable {
   // 2 MiB or one the kernel will not collapse stays on ordinary pages (false); one over `maxBytes` (kHugePageMaxBytes,
   // or kHugePageMaxInPlaceBytes for a buffer passed in place) is not moved and its call not counted, but it counts as
   // on huge pages where smaller calls moved its stretches (not checked again). A collapsed
-  // stretch is checked on every call (1 us): memory freed and allocated anew at its addresses is collapsed again,
+  // stretch is checked on every call (1.5 us): memory freed and allocated anew at its addresses is collapsed again,
   // and where that happens twice within 64 calls the stretch is left alone for kHugePageRetryCalls calls.
   bool visit(const void* p, size_t bytes, int after, uint64_t maxBytes = kHugePageMaxBytes);
 
@@ -75,7 +75,7 @@ bool HugePagesCollapse();
 
 // Whether this kernel says which pages are huge (ioctl PAGEMAP_SCAN, Linux 6.7 and later). Where it does, a collapsed
 // stretch is checked by asking it; where not, by collapsing it again and timing that (a renewal costs a copy of
-// 2 MiB, 550 us or more on the development VM, where a stretch still collapsed costs 1 us; over 200 us is a renewal).
+// 2 MiB, 550 us or more on the development VM, where a stretch still collapsed costs 1.1 us; over 200 us is a renewal).
 bool HugePagesScanned();
 
 }  // namespace strata
