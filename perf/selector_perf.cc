@@ -312,6 +312,7 @@ class Session {
           for (int i = 0; i < k; ++i) call(c, shape, inPlace != 0);
           if (bench_.rooted()) PERF_STRATA_CHECK(sync_, strataBarrier(sync_));
           (*mine)[c].push_back((NowUs() - t0) / k);
+          if (c == 0 && !inPlace) selectorRan_ = lastAlgorithm(0);
         }
       }
     }
@@ -350,6 +351,13 @@ class Session {
     return best;
   }
 
+  // The algorithm communicator c ran its last call with.
+  std::string lastAlgorithm(size_t c) {
+    const char* name = nullptr;
+    PERF_STRATA_CHECK(comms_[c], strataCommGetLastAlgorithm(comms_[c], &name));
+    return name ? name : "?";
+  }
+
   // One size: `bytes` the whole vector of `shape`.
   void measure(const BufferShape& shape, size_t bytes, Counts* counts) {
     const size_t nc = comms_.size();
@@ -363,27 +371,34 @@ class Session {
       for (size_t i = 0; i < slots(shape) * static_cast<size_t>(o_.settle); ++i) call(0, shape, false);
     for (size_t c = 0; c < nc; ++c) {
       for (int i = 0; i < o_.warmup; ++i) call(c, shape, false);
-      const char* name = nullptr;
-      PERF_STRATA_CHECK(comms_[c], strataCommGetLastAlgorithm(comms_[c], &name));
-      ran[c] = name ? name : "?";
+      ran[c] = lastAlgorithm(c);
     }
     std::vector<std::vector<double>> mine(nc);
     runRounds(shape, k, 0, o_.rounds, ran, &mine);
+    // The selector's algorithm as its last out-of-place block ran it (as the warm-up's calls, out of place, are
+    // read): a class timed on its calls (on one host) may still have been on trial after the warm-up.
+    ran[0] = selectorRan_;
     std::vector<double> us = medians(mine);
     size_t best = fastest(us, ran);
     // The choice itself: the forced communicator running the algorithm the selector ran, against the best forced.
     // The selector's own median and the forced ones are separate samples of the machine; this ratio compares forced
     // runs only, so that it separates a wrong choice from a slow moment of the selector's communicator.
-    size_t chosen = 0;
-    for (size_t c = 1; c < nc; ++c)
-      if (ran[c] == names_[c] && names_[c] == ran[0]) chosen = c;
+    auto chosenOf = [&]() {
+      size_t chosen = 0;
+      for (size_t c = 1; c < nc; ++c)
+        if (ran[c] == names_[c] && names_[c] == ran[0]) chosen = c;
+      return chosen;
+    };
+    size_t chosen = chosenOf();
     const double firstRatio = best ? us[0] / us[best] : 0;
     const bool again =
         best && o_.extra > 0 && (firstRatio > kAgainAbove || (chosen && us[chosen] / us[best] > kAgainAbove));
     if (again) {
       runRounds(shape, k, o_.rounds, o_.rounds + o_.extra, ran, &mine);
+      ran[0] = selectorRan_;
       us = medians(mine);
       best = fastest(us, ran);
+      chosen = chosenOf();
     }
     int bad = 0;
     if (o_.check)
@@ -434,6 +449,7 @@ class Session {
   std::vector<std::string> names_;
   size_t calls_ = 0;
   std::vector<float> send_, recv_;
+  std::string selectorRan_;  // the algorithm of the selector's last out-of-place call in runRounds
 };
 
 }  // namespace

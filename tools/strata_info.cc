@@ -84,7 +84,7 @@ std::string SizeName(uint64_t b) {
 // How a table cell was decided.
 struct Choice {
   strata::AlgoId id = strata::AlgoId::Ring;
-  char mark = ' ';  // '!' forced, '*' timed at the size class's first call
+  char mark = ' ';  // '!' forced, '*' timed at the size class's first call, '~' to be timed on its calls
 };
 using ChooseFn = std::function<strata::Status(strata::CollKind kind, uint64_t bytes, Choice* out)>;
 
@@ -95,7 +95,8 @@ bool PrintChoices(const strata::CostInputs& in, const ChooseFn& choose, bool pri
     printf("# Cost model: %s\n", strata::DescribeCostInputs(in).c_str());
     printf(
         "# Algorithm per collective and size (bytes of the whole vector; '!' marks a forced one, as STRATA_ALGO "
-        "or the config field set it; '*' one timed against the model's close candidates, STRATA_TUNE)\n");
+        "or the config field set it; '*' one timed against the model's close candidates, STRATA_TUNE; '~' the model's "
+        "choice, which a running job times against its close candidates on the class's first calls)\n");
     printf("# %8s", "size");
     for (int k = 0; k < strata::kNumCollKinds; ++k)
       printf(" %13s", strata::CollKindKey(static_cast<strata::CollKind>(k)));
@@ -169,9 +170,11 @@ int PrintAlgorithms(int ranks, int hosts) {
             out->mark = '!';
             return strata::Status::Ok();
           }
-          bool measured = false;
-          STRATA_CHECK(c.chooseAlgorithm(kind, bytes, &out->id, &measured));
-          out->mark = measured ? '*' : ' ';
+          strata::Communicator::ChoiceHow how = strata::Communicator::ChoiceHow::kModel;
+          STRATA_CHECK(c.chooseAlgorithm(kind, bytes, &out->id, &how));
+          out->mark = how == strata::Communicator::ChoiceHow::kTimed     ? '*'
+                      : how == strata::Communicator::ChoiceHow::kOnCalls ? '~'
+                                                                         : ' ';
           return strata::Status::Ok();
         },
         c.rank() == 0);

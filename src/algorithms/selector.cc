@@ -366,6 +366,11 @@ AlgoId AlgoSelector::settle(CollKind kind, uint64_t bytes, const std::vector<Alg
   return best;
 }
 
+void AlgoSelector::record(CollKind kind, uint64_t bytes, AlgoId id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  cache_[key(kind, bytes)] = Choice{id, true};
+}
+
 bool AlgoSelector::measured(CollKind kind, uint64_t bytes) {
   AlgoId id;
   bool m = false;

@@ -106,7 +106,9 @@ class AlgoSelector {
   // class, and returns it. The model's choice (the first) stays unless another is faster by more than kMeasureTie; a
   // candidate with no time (<= 0) is passed over.
   AlgoId settle(CollKind kind, uint64_t bytes, const std::vector<AlgoId>& candidates, const std::vector<double>& us);
-  // Whether the size class's choice was made by settle.
+  // Records `id` as the choice of the size class of `bytes`, made by a timing on the calls (counted as measured).
+  void record(CollKind kind, uint64_t bytes, AlgoId id);
+  // Whether the size class's choice was made by settle or record.
   bool measured(CollKind kind, uint64_t bytes);
 
  private:
@@ -137,9 +139,10 @@ uint64_t SelectorBytes(const CollDesc& desc, int nranks);
 // fit kMeasureBudgetUs by the model's estimates (none when two do not fit; across hosts, the light pattern within
 // kLightMeasureBudgetUs). Below, the calibration's small-call times decide, but for the small classes across hosts
 // where the model's choice overrides rd, and on one host of 2 ranks those oneshot keeps outright
-// (AlgoSelector::smallOverridesRd): those are timed against rd. The
+// (AlgoSelector::smallOverridesRd): those are timed against rd. Across hosts the
 // classes too long to time are bandwidth-bound, where the model was within 10% of the best forced algorithm on every
-// shape measured (docs/PERFORMANCE.md). (Timing every class from 4 KiB across hosts was tried: over 2 hosts x 2
+// shape measured (docs/PERFORMANCE.md); on one host their candidates take turns on the class's own calls instead
+// (Communicator::ClassTrial). (Timing every class from 4 KiB across hosts was tried: over 2 hosts x 2
 // ranks at 1 Gbit/s it mended the model's 4 KiB and ran rd at 8 KiB, 1.28-1.53x slower than hier_leader, in three
 // jobs of six; a shaped link's burst lets a short timing's bytes through that a sustained run pays for. At 4 KiB rd
 // sends about what the bucket refills in a call, so a short timing and a sustained run agree there.)

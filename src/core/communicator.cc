@@ -12,6 +12,7 @@
 #include "core/call_check.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "core/plan_cache.h"
 #include "exec/host_reduce.h"
 #include "topology/local_topology.h"
 #include "transport/shm/huge_pages.h"
@@ -20,15 +21,6 @@
 namespace strata {
 
 namespace {
-
-// Resolves the connections of a plan just cached at `it`; one that cannot run leaves the cache.
-template <typename Cache>
-Status ResolveCached(Cache& cache, typename Cache::iterator it, ConnectionTable* conns) {
-  it->second.run = std::make_unique<PlanRun>(it->second.plan, conns);
-  Status st = it->second.run->init();
-  if (!st.ok()) cache.erase(it);
-  return st;
-}
 
 std::atomic<uint64_t> g_commCounter{0};
 
@@ -423,13 +415,26 @@ Communicator::PlanKey Communicator::PlanKeyOf(const CollDesc& desc) {
                  desc.root);
 }
 
-Status Communicator::cachedPlan(const CollDesc& desc, CachedPlan** out) {
+Status Communicator::cachedPlan(const CollDesc& desc, CachedPlan** out, ClassTrial** trial) {
+  *trial = nullptr;
+  AlgoId forced;
+  const bool isForced = settings_.forced.get(desc.kind, &forced);
+  // A size class decided on its calls: while its trial runs, the candidate whose turn it is.
+  if (!isForced && !classTrials_.empty()) {
+    ClassTrial* t = classTrialOf(desc);
+    if (t) {
+      t->trial.begin();
+      if (!t->trial.decided()) {
+        *trial = t;
+        return trialPlan(desc, t->candidates[t->trial.next()], out);
+      }
+    }
+  }
   const PlanKey key = PlanKeyOf(desc);
   auto it = plans_.find(key);
   if (it == plans_.end()) {
     if (plans_.size() > 256) plans_.clear();  // bounded: plans of very large buffers are long
-    AlgoId forced;
-    if (settings_.forced.get(desc.kind, &forced)) {
+    if (isForced) {
       it = plans_.emplace(key, CachedPlan{BuildCollectivePlan(desc, geo_, settings_.forced), nullptr}).first;
       STRATA_LOG(INFO, TUNING, "%s of %llu elements: %s (forced %s)", CollKindName(desc.kind),
                  static_cast<unsigned long long>(desc.count), it->second.plan.algorithm.c_str(),
@@ -437,13 +442,23 @@ Status Communicator::cachedPlan(const CollDesc& desc, CachedPlan** out) {
     } else {
       const uint64_t bytes = SelectorBytes(desc, nranks_);
       AlgoId id;
-      bool measured = false;
-      STRATA_CHECK(chooseAlgorithm(desc.kind, bytes, &id, &measured));
+      ChoiceHow how = ChoiceHow::kModel;
+      std::vector<AlgoId> onCalls;
+      STRATA_CHECK(chooseAlgorithm(desc.kind, bytes, &id, &how, &onCalls));
+      if (!onCalls.empty()) {
+        ClassTrial* t = startClassTrial(desc, onCalls);
+        t->trial.begin();
+        *trial = t;
+        return trialPlan(desc, t->candidates[t->trial.next()], out);
+      }
       it = plans_.emplace(key, CachedPlan{BuildPlanWith(id, desc, geo_), nullptr}).first;
       STRATA_LOG(INFO, TUNING, "%s of %llu elements (%llu B, size class %d): %s (selector %s %s, estimate %.1f us)",
                  CollKindName(desc.kind), static_cast<unsigned long long>(desc.count),
                  static_cast<unsigned long long>(bytes), SizeClass(bytes), it->second.plan.algorithm.c_str(),
-                 measured ? "timed" : "picked", GetAlgoInfo(id).name, selector_.estimateUs(id, desc.kind, bytes));
+                 how == ChoiceHow::kTimed     ? "timed"
+                 : how == ChoiceHow::kOnCalls ? "timed on the calls"
+                                              : "picked",
+                 GetAlgoInfo(id).name, selector_.estimateUs(id, desc.kind, bytes));
     }
     STRATA_CHECK(ResolveCached(plans_, it, this));
   }
@@ -466,9 +481,16 @@ Status Communicator::runPlan(const Plan& plan, const void* send, void* recv, std
   return ExecuteRun(run, waitPolicy());
 }
 
-Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out, bool* measured) {
-  if (measured) *measured = false;
-  if (selector_.known(kind, bytes, out, measured)) return Status::Ok();
+Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out, ChoiceHow* how,
+                                     std::vector<AlgoId>* onCalls) {
+  ChoiceHow ignored;
+  if (!how) how = &ignored;
+  *how = ChoiceHow::kModel;
+  bool measured = false;
+  if (selector_.known(kind, bytes, out, &measured)) {
+    if (measured) *how = classTrialKnown(kind, bytes) ? ChoiceHow::kOnCalls : ChoiceHow::kTimed;
+    return Status::Ok();
+  }
   const std::vector<AlgoId> candidates = selector_.candidates(kind, bytes);
   if (!settings_.tune || nranks_ < 2 || candidates.size() < 2) {
     *out = selector_.choose(kind, bytes);
@@ -501,8 +523,14 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
   std::vector<size_t> keep;
   // Light timing only between hosts (see TimingWithin).
   const double lightBudgetUs = topology_.nhosts() > 1 ? kLightMeasureBudgetUs : 0;
-  const TimingPattern how = TimingWithin(kMeasureBudgetUs, usPerRun, droppable, !perRank, lightBudgetUs, &keep);
-  if (how.rounds == 0) {
+  const TimingPattern pattern = TimingWithin(kMeasureBudgetUs, usPerRun, droppable, !perRank, lightBudgetUs, &keep);
+  if (fits.size() >= 2 && decidesOnCalls(pattern)) {
+    *out = candidates[0];
+    *how = ChoiceHow::kOnCalls;
+    if (onCalls) *onCalls = fits;
+    return Status::Ok();
+  }
+  if (pattern.rounds == 0) {
     *out = selector_.choose(kind, bytes);
     return Status::Ok();
   }
@@ -517,7 +545,7 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
   const uint64_t t0 = NowNs();
   const PlanRunner runner = planRunner();
   std::vector<double> us;
-  Status st = TimePlansAlike(geo_, runner, plans, send.data(), recv.data(), how, &us);
+  Status st = TimePlansAlike(geo_, runner, plans, send.data(), recv.data(), pattern, &us);
   const std::vector<double> first = us;
   std::vector<size_t> again;
   if (st.ok())
@@ -525,7 +553,7 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
                               kMeasureCloseCall, &us, &again);
   if (!st.ok()) return MakeError(st.code(), "timing %s algorithms: %s", CollKindName(kind), st.message().c_str());
   *out = selector_.settle(kind, bytes, timed, us);
-  if (measured) *measured = true;
+  *how = ChoiceHow::kTimed;
   if (LogEnabled(LogLevel::INFO, TUNING)) {
     std::string times;
     char buf[96];
@@ -581,8 +609,9 @@ Status Communicator::chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out,
     }
     STRATA_LOG(INFO, TUNING, "%s, size class %d (%llu B): timed %s in %.1f ms%s: %s (the model's choice %s)",
                CollKindName(kind), SizeClass(bytes), static_cast<unsigned long long>(at), times.c_str(),
-               static_cast<double>(NowNs() - t0) / 1e6, how.settle ? "" : " (light: out of place, no settling call)",
-               GetAlgoInfo(*out).name, GetAlgoInfo(candidates[0]).name);
+               static_cast<double>(NowNs() - t0) / 1e6,
+               pattern.settle ? "" : " (light: out of place, no settling call)", GetAlgoInfo(*out).name,
+               GetAlgoInfo(candidates[0]).name);
   }
   return Status::Ok();
 }
@@ -668,99 +697,17 @@ Status Communicator::reportFailure(const Status& st, const std::string& what) {
   return out;
 }
 
-Status Communicator::inPlaceBufferPlan(const CollDesc& desc, const void* send, const void* recv, CachedPlan* cached,
-                                       CachedPlan** out, InPlaceTrial** trial) {
-  *out = cached;
-  *trial = nullptr;
-  AlgoId forced;
-  const uint64_t esize = DataTypeSize(desc.dtype);
-  const uint64_t sendBytes = SendElems(desc, nranks_) * esize, recvBytes = RecvElems(desc, nranks_) * esize;
-  const bool inPlaceKind =
-      desc.kind == CollKind::AllReduce || desc.kind == CollKind::AllGather || desc.kind == CollKind::ReduceScatter;
-  if (!geo_.peerAccess || !inPlaceKind) return Status::Ok();
-  // The same on every rank: the plan, the geometry, the call's shape and the forced algorithms.
-  const bool agree = cached->plan.peerElems == 0 && !settings_.forced.get(desc.kind, &forced) &&
-                     SelectorBytes(desc, nranks_) >= kSharedBufferAgreeMinBytes;
-  if (cached->plan.peerElems == 0 && !agree) return Status::Ok();  // no peer reaches these buffers
-  // A buffer a peer maps (strataMemAlloc), or one on huge pages, which cross-memory attach reaches without pinning
-  // page after page (counting this call towards its collapse either way).
-  const int after = settings_.hugePagesAfter;
-  auto reachable = [after](const void* p, uint64_t bytes, uint64_t maxBytes) {
-    SharedRegion r;
-    if (FindSharedBuffer(p, &r)) return reinterpret_cast<uint64_t>(p) + bytes <= r.base + r.bytes;
-    return HugePagesFor(p, bytes, after, maxBytes);
-  };
-  const uint64_t s = reinterpret_cast<uint64_t>(send), v = reinterpret_cast<uint64_t>(recv);
-  const bool inPlace = s < v + recvBytes && v < s + sendBytes;
-  bool sendReachable = false, recvReachable = false;
-  if (inPlace) {  // one buffer, the larger range, counted once
-    const bool sendOuter = sendBytes >= recvBytes;
-    sendReachable = recvReachable =
-        reachable(sendOuter ? send : recv, sendOuter ? sendBytes : recvBytes, kHugePageMaxInPlaceBytes);
-  } else {
-    sendReachable = reachable(send, sendBytes, kHugePageMaxBytes);
-    recvReachable = reachable(recv, recvBytes, kHugePageMaxBytes);
-  }
-  if (!agree) return Status::Ok();
-  const bool mine[3] = {sendReachable && recvReachable, inPlace, !inPlace};
-  bool all[3] = {false, false, false};
-  STRATA_CHECK(allRanksAgree(mine, all, 3));
-  if (!all[0]) return Status::Ok();
-  const PlanKey key = PlanKeyOf(desc);
-  auto it = inPlacePlans_.find(key);
-  if (it == inPlacePlans_.end()) {
-    if (inPlacePlans_.size() > 64) inPlacePlans_.clear();
-    const AlgoId id = desc.kind == CollKind::AllReduce ? AlgoId::TwoShot : AlgoId::OneShot;
-    Plan plan = BuildPlanWith(id, desc, geo_);
-    if (plan.peerElems == 0) return Status::Ok();  // it does not go in place for this shape
-    it = inPlacePlans_.emplace(key, CachedPlan{std::move(plan), nullptr}).first;
-    STRATA_LOG(INFO, TUNING,
-               "%s of %llu elements: every rank's buffers from strataMemAlloc or on huge pages: %s in place%s %s",
-               CollKindName(desc.kind), static_cast<unsigned long long>(desc.count), it->second.plan.algorithm.c_str(),
-               settings_.tune ? ", timed on the calls against" : ", not", cached->plan.algorithm.c_str());
-    STRATA_CHECK(ResolveCached(inPlacePlans_, it, this));
-  }
-  if (!settings_.tune) {
-    *out = &it->second;
-    return Status::Ok();
-  }
-  // Every rank keys the trial alike: by what all of them agreed, not by its own placement.
-  enum Placement { kOutOfPlace = 0, kAllInPlace = 1, kMixed = 2 };
-  const int placement = all[1] ? kAllInPlace : all[2] ? kOutOfPlace : kMixed;
-  if (inPlaceTrials_.size() > 128) inPlaceTrials_.clear();
-  InPlaceTrial& t = inPlaceTrials_[{key, placement}];
-  t.begin();
-  if (t.next() == InPlaceTrial::kInPlace) *out = &it->second;
-  if (!t.decided()) *trial = &t;
-  return Status::Ok();
-}
-
-Status Communicator::settleTrial(const CollDesc& desc, const std::string& selectors, InPlaceTrial* trial) {
-  const std::array<double, 2> mine = trial->mine();
-  std::vector<double> all;
-  STRATA_CHECK(GatherOverRanks(geo_, planRunner(), {mine[0], mine[1]}, &all));
-  std::array<double, 2> summed{0, 0};
-  for (int r = 0; r < nranks_; ++r)
-    for (int p = 0; p < 2; ++p) summed[p] += all[2 * r + p];
-  trial->settle(summed);
-  const auto it = inPlacePlans_.find(PlanKeyOf(desc));
-  const std::string inPlace = it == inPlacePlans_.end() ? "the in-place plan" : it->second.plan.algorithm;
-  const bool won = trial->next() == InPlaceTrial::kInPlace;
-  STRATA_LOG(INFO, TUNING,
-             "%s of %llu elements on buffers peers reach: %s in place %.1f us, %s %.1f us (each rank's median of %d "
-             "calls, summed over the ranks): %s from now on",
-             CollKindName(desc.kind), static_cast<unsigned long long>(desc.count), inPlace.c_str(),
-             summed[InPlaceTrial::kInPlace], selectors.c_str(), summed[InPlaceTrial::kSelectors],
-             InPlaceTrial::kCallsPerPlan, won ? inPlace.c_str() : selectors.c_str());
-  return Status::Ok();
-}
-
 Status Communicator::execute(const CollDesc& desc, const void* send, void* recv) {
   CachedPlan* selectors = nullptr;
-  STRATA_CHECK(cachedPlan(desc, &selectors));
+  ClassTrial* classTrial = nullptr;
+  STRATA_CHECK(cachedPlan(desc, &selectors, &classTrial));
   CachedPlan* cached = selectors;
   InPlaceTrial* trial = nullptr;
-  STRATA_CHECK(inPlaceBufferPlan(desc, send, recv, selectors, &cached, &trial));
+  // A class trial's candidate runs as it is (no in-place trial beside it), but one that reaches its peers' buffers
+  // counts the call towards their move onto huge pages, as it would once chosen.
+  bool settled = true;
+  if (!classTrial || selectors->plan.peerElems > 0)
+    STRATA_CHECK(inPlaceBufferPlan(desc, send, recv, selectors, &cached, &trial, &settled));
   const size_t scratchBytes = cached->plan.scratchElems * DataTypeSize(desc.dtype);
   if (scratch_.size() < scratchBytes) scratch_.resize(scratchBytes);
   void* buffers[3] = {const_cast<void*>(send), recv, scratch_.data()};
@@ -771,7 +718,7 @@ Status Communicator::execute(const CollDesc& desc, const void* send, void* recv)
   const SlotStoreTuner::Call stores = slotStores_->begin(shared);
   run.setStreamSlots(stores.streaming);
   const bool tunesStores = slotStores_->tunes(shared);
-  if (!tunesStores && !trial) return ExecuteRun(run, waitPolicy());
+  if (!tunesStores && !trial && !classTrial) return ExecuteRun(run, waitPolicy());
   const uint64_t t0 = NowNs();
   Status st = ExecuteRun(run, waitPolicy());
   const uint64_t ns = NowNs() - t0;
@@ -782,6 +729,28 @@ Status Communicator::execute(const CollDesc& desc, const void* send, void* recv)
     if (trial->due()) {
       st = settleTrial(desc, selectors->plan.algorithm, trial);
       if (!st.ok()) return MakeError(st.code(), "settling the in-place trial: %s", st.message().c_str());
+    }
+  }
+  if (classTrial) {
+    const uint64_t bytes = std::max<uint64_t>(1, SelectorBytes(desc, nranks_));
+    // A candidate that reaches its peers' buffers, on buffers that may yet move onto huge pages (some rank's): this
+    // call does not show what its calls will cost once they have, and the same candidate runs the next call. The
+    // ranks agree (one small allreduce), since every rank's trial must stay in step; the same shape on every rank.
+    if (selectors->plan.peerElems > 0 && bytes >= kHugePageBytes && bytes <= kHugePageMaxInPlaceBytes &&
+        classTrial->unsettled < kMaxUnsettledTrialCalls) {
+      bool all = true;
+      STRATA_CHECK(allRanksAgree(settled, &all));
+      if (!all) {
+        ++classTrial->unsettled;
+        return Status::Ok();
+      }
+    }
+    // Per byte of the class's power of two, so that calls of other sizes in the class count alike.
+    classTrial->trial.record(static_cast<double>(ns) / 1e3 * static_cast<double>(ClassBytes(bytes)) /
+                             static_cast<double>(bytes));
+    if (classTrial->trial.due()) {
+      st = settleClassTrial(desc, classTrial);
+      if (!st.ok()) return MakeError(st.code(), "settling the size class's trial: %s", st.message().c_str());
     }
   }
   return Status::Ok();

@@ -19,6 +19,7 @@
 #include "algorithms/selector.h"
 #include "core/bootstrap.h"
 #include "core/calibration.h"
+#include "core/call_trial.h"
 #include "core/in_place_trial.h"
 #include "core/peer_monitor.h"
 #include "core/status.h"
@@ -50,7 +51,7 @@ struct CommSettings {
   int yieldUs = 2000;
   bool checkCalls = false;  // STRATA_CHECK_CALLS
   bool calibrate = true;     // STRATA_CALIBRATE
-  bool tune = true;          // STRATA_TUNE: time the model's close candidates at a size class's first call
+  bool tune = true;          // STRATA_TUNE: time the model's close candidates (a size class's first call, or its calls)
   SlotStores slotStores = SlotStores::kAuto;  // STRATA_SLOT_STORES
   std::string name;
   std::string socketIfname;
@@ -104,8 +105,12 @@ class Communicator : public ConnectionTable {
   // aside: the size class's choice when it has one, else the cost model's, or, where the model's leading
   // algorithms are close (AlgoSelector::candidates) and STRATA_TUNE is on, the fastest of them timed now by every
   // rank. So it is a collective call: every rank makes it at the same point, as the collective that asks does.
-  // `*measured` (optional): whether the class's choice was timed.
-  Status chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out, bool* measured = nullptr);
+  // `*how` (optional): how the class's choice was made. On one host, a class whose close candidates are decided on
+  // its calls (decidesOnCalls) is not timed here: *how is kOnCalls, *out the model's choice for now, and `onCalls`
+  // (optional) gets the candidates, which the caller's trial (ClassTrial) then runs on the class's first calls.
+  enum class ChoiceHow { kModel, kTimed, kOnCalls };
+  Status chooseAlgorithm(CollKind kind, uint64_t bytes, AlgoId* out, ChoiceHow* how = nullptr,
+                         std::vector<AlgoId>* onCalls = nullptr);
   // The algorithm of the last collective this communicator ran ("" before the first).
   const std::string& lastAlgorithm() const { return lastAlgorithm_; }
   // Descriptors the peer monitor holds: one pidfd per peer process on this machine.
@@ -123,7 +128,35 @@ class Communicator : public ConnectionTable {
     Plan plan;
     std::unique_ptr<PlanRun> run;
   };
-  Status cachedPlan(const CollDesc& desc, CachedPlan** out);
+  // A size class of one host decided on its calls: its candidates (the model's choice first) take turns on the
+  // class's calls (CallTrial), and the ranks' figures decide. Kept after the decision, to start over now and then.
+  struct ClassTrial {
+    CollKind kind;
+    uint64_t classBytes;
+    std::vector<AlgoId> candidates;
+    CallTrial trial;
+    int unsettled = 0;  // calls not counted: some rank's buffers were still to move onto huge pages
+  };
+  // The calls a class trial leaves uncounted at most while buffers are still to move onto huge pages (a candidate that
+  // reaches its peers' buffers by cross-memory attach runs there without the kernel's page pinning once they have).
+  static constexpr int kMaxUnsettledTrialCalls = 512;
+  // The plan of `desc`: the forced one, the selector's (cached by shape), or, while `desc`'s size class is on trial,
+  // the candidate whose turn it is, with *trial that trial (execute() times the call for it); else *trial is null.
+  Status cachedPlan(const CollDesc& desc, CachedPlan** out, ClassTrial** trial);
+  // Whether chooseAlgorithm leaves a class of two candidates or more to a trial on its calls, given the timing it
+  // would run at the first call (`pattern`; no rounds: none fits the budget): on one host, where the budget leaves
+  // the class untimed.
+  bool decidesOnCalls(const TimingPattern& pattern) const;
+  // The trial of `desc`'s size class, if it has one; a new one among `candidates`.
+  ClassTrial* classTrialOf(const CollDesc& desc);
+  ClassTrial* startClassTrial(const CollDesc& desc, const std::vector<AlgoId>& candidates);
+  // Whether the class of `bytes` has a decided trial (its choice was made on the calls).
+  bool classTrialKnown(CollKind kind, uint64_t bytes) const;
+  // `id`'s plan for `desc`, cached by shape and algorithm for the trials.
+  Status trialPlan(const CollDesc& desc, AlgoId id, CachedPlan** out);
+  // The ranks' figures of a due class trial gathered (one ring allgather), the winner recorded as the class's choice
+  // (the plans cached for the class dropped, to be built with it), the outcome logged (TUNING).
+  Status settleClassTrial(const CollDesc& desc, ClassTrial* trial);
   // Whether each of the n flags mine[i] holds on every rank, into all[i] (one ring allreduce of n 4-byte minima,
   // outside the plan cache; n at most kMaxAgreed).
   static constexpr int kMaxAgreed = 4;
@@ -139,8 +172,9 @@ class Communicator : public ConnectionTable {
   // (by shape and placement) names, and *trial that trial while it runs (execute() times the call for it); without,
   // *out is the in-place plan. Else *out is `cached` and *trial null. Wherever peers reach this call's buffers, it
   // counts the call towards their move onto huge pages (HugePagesFor).
+  // `*settled` (optional): false where a buffer of the call could still move onto huge pages (it has not yet, and may).
   Status inPlaceBufferPlan(const CollDesc& desc, const void* send, const void* recv, CachedPlan* cached,
-                           CachedPlan** out, InPlaceTrial** trial);
+                           CachedPlan** out, InPlaceTrial** trial, bool* settled = nullptr);
   // The ranks' figures of a due trial gathered and summed (one ring allgather), the trial settled and its outcome
   // logged (TUNING).
   Status settleTrial(const CollDesc& desc, const std::string& selectors, InPlaceTrial* trial);
@@ -196,6 +230,10 @@ class Communicator : public ConnectionTable {
   // Their trials against the selector's plans, by shape and placement (out of place, in place, mixed: as the ranks
   // agreed), while STRATA_TUNE is on.
   std::map<std::pair<PlanKey, int>, InPlaceTrial> inPlaceTrials_;
+  // The size classes decided on their calls, by kind and size class, and their candidates' plans by shape and
+  // algorithm.
+  std::map<std::pair<int, int>, ClassTrial> classTrials_;
+  std::map<std::pair<PlanKey, int>, CachedPlan> trialPlans_;
   std::map<std::tuple<int, uint64_t, int, int, std::string>, CachedQuantPlan> quantPlans_;
   std::vector<float> quantAcc_;    // fp32 accumulator of quantized plans
   std::vector<uint8_t> quantEnc_;  // their encoded ranges

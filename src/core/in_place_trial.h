@@ -21,38 +21,38 @@
 #include <array>
 #include <cstdint>
 
+#include "core/call_trial.h"
+
 namespace strata {
 
+// A CallTrial of two plans, the in-place plan first (it runs the first call, and wins a tie).
 class InPlaceTrial {
  public:
   enum Plan { kSelectors = 0, kInPlace = 1 };
   // Calls of each plan in a trial: the median of four takes out a call that met a collapse or a page fault.
-  static constexpr int kCallsPerPlan = 4;
+  static constexpr int kCallsPerPlan = CallTrial::kCallsPerPlan;
   // Calls after a decision until the trial starts over.
-  static constexpr int kRetrialCalls = 1024;
+  static constexpr int kRetrialCalls = CallTrial::kRetrialCalls;
 
   // A call of the shape is about to run: counts it, and starts the trial over where kRetrialCalls calls have run
   // since the last decision.
-  void begin();
+  void begin() { t_.begin(); }
   // The plan the next call runs: the trial's turn, or the winner once decided.
-  Plan next() const;
+  Plan next() const { return PlanOf(t_.next()); }
   // The call next() named took `us` on this rank (ignored once decided, or while due).
-  void record(double us);
+  void record(double us) { t_.record(us); }
   // Every trial call has run: the ranks must now gather mine() and settle().
-  bool due() const { return !decided_ && calls_ == 2 * kCallsPerPlan; }
+  bool due() const { return t_.due(); }
   // This rank's median time of each plan, by Plan.
   std::array<double, 2> mine() const;
   // Decides from every rank's mine(), summed: the in-place plan where it took no longer than the selector's.
-  void settle(const std::array<double, 2>& summed);
-  bool decided() const { return decided_; }
+  void settle(const std::array<double, 2>& summed) { t_.settle({summed[kInPlace], summed[kSelectors]}); }
+  bool decided() const { return t_.decided(); }
 
  private:
-  std::array<std::array<double, kCallsPerPlan>, 2> us_{};
-  std::array<int, 2> counts_{};
-  int calls_ = 0;
-  int sinceDecided_ = 0;
-  bool decided_ = false;
-  Plan winner_ = kInPlace;
+  // The trial's plan 0 is the in-place one.
+  static Plan PlanOf(int index) { return index == 0 ? kInPlace : kSelectors; }
+  CallTrial t_{2};
 };
 
 }  // namespace strata

@@ -14,9 +14,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <string>
 #include <thread>
 
+#include "core/call_trial.h"
 #include "transport/shm/shm_segment.h"
 
 namespace strata {
@@ -289,6 +291,18 @@ std::string RunAndCheckFamilyCall(FamilyColl c, strataComm_t comm, int r, int n,
              std::to_string(want) + " (ran " + algo + ")";
   }
   return "";
+}
+
+int CallTrialPlansIn(const std::vector<std::string>& ran) {
+  for (int n = 2; n <= CallTrial::kMaxPlans; ++n) {
+    const size_t calls = static_cast<size_t>(n * CallTrial::kCallsPerPlan);
+    if (ran.size() < calls) break;
+    const std::set<std::string> first(ran.begin(), ran.begin() + n);
+    bool follows = first.size() == static_cast<size_t>(n);
+    for (size_t i = 0; i < calls && follows; ++i) follows = ran[i] == ran[CallTrial::Turn(n, static_cast<int>(i))];
+    if (follows) return n;
+  }
+  return 0;
 }
 
 }  // namespace test

@@ -61,5 +61,9 @@ std::string RunAndCheckFamilyCall(FamilyColl c, strataComm_t comm, int r, int n,
                                   float* b, const std::function<float(int, size_t)>& in, const std::string& what,
                                   std::string* ran = nullptr);
 
+// The number of plans whose CallTrial turns the calls named in `ran` follow from its first, all of a trial's calls
+// (their names the first round's, all different): 0 if no whole trial of 2 to CallTrial::kMaxPlans plans does.
+int CallTrialPlansIn(const std::vector<std::string>& ran);
+
 }  // namespace test
 }  // namespace strata

@@ -5,13 +5,16 @@
 // rank times them at a size class's first call and all must settle on the same one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "core/call_trial.h"
 #include "mp/mp_harness.h"
 
 namespace strata {
@@ -116,6 +119,113 @@ TEST(SelectorAgreement, TwoHostsCalibrated) { RunAgreement(false, 2, true); }
 TEST(SelectorAgreement, TwoHostsFromTopologyOnly) { RunAgreement(false, 2, false); }
 TEST(SelectorAgreement, SharedMemoryModelOnly) { RunAgreement(false, 1, true, false); }
 TEST(SelectorAgreement, SharedMemoryTwoRanksCalibrated) { RunAgreement(false, 1, true, true, 2); }
+
+// Every rank's name of the algorithm its last call ran, gathered; empty when all ranks ran the same one.
+std::string SameOnEveryRank(strataComm_t comm, int r, int n, const std::string& ran, const std::string& what) {
+  Name mine{};
+  strncpy(mine.text, ran.c_str(), sizeof(mine.text) - 1);
+  std::vector<Name> all(n);
+  if (strataAllGather(&mine, all.data(), sizeof(Name), strataUint8, comm, nullptr) != strataSuccess)
+    return what + ": gathering names: " + strataGetLastError(comm);
+  for (int q = 0; q < n; ++q)
+    if (strcmp(all[q].text, mine.text) != 0)
+      return what + ": rank " + std::to_string(r) + " ran " + mine.text + " but rank " + std::to_string(q) + " ran " +
+             all[q].text;
+  return "";
+}
+
+// `calls` 32 MiB allreduces on 3 ranks of one host (two sizes of one class, on the same buffers), each result checked
+// against sums computed here and every rank's algorithm compared with its peers' at every call, into *ran;
+// STRATA_HUGE_PAGES=`hugePages`. The class's candidates (the ring, beside twoshot by cross-memory attach at least) do
+// not fit the first call's timing budget, so they are timed on its calls. `stop` (optional) ends the calls early.
+void RunLargeClass(int hugePages, int calls, const std::function<bool(const std::vector<std::string>&)>& stop,
+                   const std::function<std::string(const std::vector<std::string>&)>& judge) {
+  if (!CrossMemoryAttachWorks()) GTEST_SKIP() << "process_vm_readv/writev between processes is refused here";
+  MpOptions o;
+  o.nranks = 3;
+  o.timeoutSec = 240;
+  o.beforeInit = [hugePages](int) { setenv("STRATA_HUGE_PAGES", std::to_string(hugePages).c_str(), 1); };
+  MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
+    const size_t counts[2] = {size_t{8} << 20, (size_t{8} << 20) + 1001};
+    std::vector<std::string> ran;
+    for (int call = 0; call < calls && !(stop && stop(ran)); ++call) {
+      std::string name;
+      const std::string what = "call " + std::to_string(call);
+      std::string err = RunAndCheck(comm, r, n, 0, counts[call % 2], &name);
+      if (!err.empty()) return what + ": " + err;
+      err = SameOnEveryRank(comm, r, n, name, what);
+      if (!err.empty()) return err;
+      ran.push_back(name);
+    }
+    std::string err = judge(ran);
+    if (err.empty()) return "";
+    for (const std::string& a : ran) err += " " + a;
+    return err;
+  });
+  EXPECT_TRUE(res.ok()) << res.summary();
+}
+
+// Without huge pages, the class's first calls take turns among its candidates exactly as CallTrial orders them; after
+// them one of the candidates runs every call on every rank.
+TEST(ClassTrial, ALargeClassIsTimedOnItsCalls) {
+  auto trialAndFour = [](const std::vector<std::string>& ran) {
+    const int plans = CallTrialPlansIn(ran);
+    return plans > 0 && ran.size() >= static_cast<size_t>(plans * CallTrial::kCallsPerPlan + 4);
+  };
+  RunLargeClass(0, 4 * CallTrial::kMaxPlans + 4, trialAndFour, [](const std::vector<std::string>& ran) {
+    const int plans = CallTrialPlansIn(ran);
+    if (plans == 0) return std::string("the first calls did not take turns as a trial's do:");
+    for (size_t i = static_cast<size_t>(plans * CallTrial::kCallsPerPlan); i < ran.size(); ++i)
+      if (ran[i] != ran.back()) return "after the trial of " + std::to_string(plans) + " plans, not one algorithm:";
+    if (std::find(ran.begin(), ran.begin() + plans, ran.back()) == ran.begin() + plans)
+      return "the class kept " + ran.back() + ", none of its candidates:";
+    return std::string();
+  });
+}
+
+// With huge pages (STRATA_HUGE_PAGES=3), twoshot's calls before the buffers have moved are not counted and twoshot
+// runs again: the calls of the other candidates still follow CallTrial's turns (twoshot's left out), twoshot runs its
+// 4 counted calls and the 2 before the move at least, and every rank runs the same plan at every call (a rank out of
+// step would hang).
+TEST(ClassTrial, CallsBeforeTheBuffersMoveAreNotCounted) {
+  if (!KernelCollapsesHugePages()) GTEST_SKIP() << "this kernel does not collapse memory onto huge pages";
+  RunLargeClass(3, 40, nullptr, [](const std::vector<std::string>& ran) {
+    std::vector<std::string> candidates;
+    for (const std::string& a : ran)
+      if (std::find(candidates.begin(), candidates.end(), a) == candidates.end()) candidates.push_back(a);
+    const int plans = static_cast<int>(candidates.size());
+    if (plans < 2 || std::find(candidates.begin(), candidates.end(), "twoshot") == candidates.end())
+      return std::string("no trial with twoshot among its candidates:");
+    std::vector<std::string> turns, others;
+    for (int i = 0; i < plans * CallTrial::kCallsPerPlan; ++i)
+      if (candidates[CallTrial::Turn(plans, i)] != "twoshot") turns.push_back(candidates[CallTrial::Turn(plans, i)]);
+    for (const std::string& a : ran)
+      if (a != "twoshot") others.push_back(a);
+    if (others.size() < turns.size() || !std::equal(turns.begin(), turns.end(), others.begin()))
+      return std::string("the other candidates' calls did not follow the trial's turns:");
+    for (size_t i = turns.size(); i < others.size(); ++i)
+      if (others[i] != others.back()) return std::string("after the trial, not one algorithm:");
+    // Up to the other candidates' last turn: twoshot's turns before it in the trial, and its first two calls again,
+    // which come before the third pass of the buffers moves them (the other candidates' calls do not count towards the
+    // move).
+    int turnsBefore = 0, ranBefore = 0;
+    for (int i = 0, seen = 0; i < plans * CallTrial::kCallsPerPlan && seen < static_cast<int>(turns.size()); ++i) {
+      const bool two = candidates[CallTrial::Turn(plans, i)] == "twoshot";
+      turnsBefore += two;
+      seen += !two;
+    }
+    for (size_t i = 0, seen = 0; i < ran.size() && seen < turns.size(); ++i) {
+      ranBefore += ran[i] == "twoshot";
+      seen += ran[i] != "twoshot";
+    }
+    if (ranBefore < turnsBefore + 2)
+      return "twoshot ran " + std::to_string(ranBefore) +
+             " calls before the others' last turn, where the trial counts " + std::to_string(turnsBefore) +
+             " and its first two come before the buffers move:";
+    if (ran.back() != ran[ran.size() - 2]) return std::string("the last calls ran different algorithms:");
+    return std::string();
+  });
+}
 
 // Timing candidates runs collectives: a rank that would not time them must not join the others.
 TEST(SelectorAgreement, TuneMustMatchOnEveryRank) {
