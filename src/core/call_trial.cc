@@ -8,7 +8,8 @@ CallTrial::CallTrial(int plans)
     : n_(std::clamp(plans, 2, kMaxPlans)), us_(static_cast<size_t>(n_)), counts_(static_cast<size_t>(n_), 0) {}
 
 int CallTrial::Turn(int plans, int call) {
-  const int round = call / plans, pos = call % plans;
+  const int turn = call / kCallsPerTurn;
+  const int round = turn / plans, pos = turn % plans;
   const int i = round % 2 ? plans - 1 - pos : pos;
   // Two plans rotate every other round (ABBA BAAB): rotating every round would undo the reversal.
   return (i + (plans == 2 ? round / 2 : round)) % plans;
@@ -23,12 +24,14 @@ void CallTrial::begin() {
 
 int CallTrial::next() const {
   if (decided_) return winner_;
-  return Turn(n_, std::min(calls_, n_ * kCallsPerPlan - 1));
+  return Turn(n_, std::min(calls_, Calls(n_) - 1));
 }
 
 void CallTrial::record(double us) {
   if (decided_ || due()) return;
-  const int p = Turn(n_, calls_++);
+  const int call = calls_++;
+  if (!Counted(call)) return;
+  const int p = Turn(n_, call);
   us_[p][counts_[p]++] = us;
 }
 

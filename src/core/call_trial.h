@@ -1,11 +1,15 @@
 // CallTrial: which of a few plans runs a stream of like calls faster, decided on the calls themselves.
 //
-// The first kCallsPerPlan * plans() calls take turns among the plans in rounds of one call each: round r runs the
-// plans in their order rotated by r, backwards in odd rounds (two plans rotate by r / 2: ABBA BAAB), so that no plan
-// always runs first, last or after the same one. Each rank times its own calls; the ranks then gather mine() (each
-// plan's median of its calls: one call that met a page fault or a stall does not decide) and settle() on the sums, so
-// every rank runs the same plan from then on. The machine's pace changes while a job runs, so kRetrialCalls calls after
-// a decision the trial starts over: kCallsPerPlan calls of each other plan in about every kRetrialCalls.
+// The first Calls(plans()) calls take turns among the plans in rounds of one turn each: round r runs the plans in
+// their order rotated by r, backwards in odd rounds (two plans rotate by r / 2: ABBA BAAB), so that no plan always
+// runs first, last or after the same one. A turn is two calls of its plan, and only the second counts: the first call
+// after another plan's runs slower than the calls after it, as no call of a stream of one plan's calls does (4 ranks on
+// 2 cores, 1 MiB: twoshot's first call of a turn 1012 us, its second and third 687 and 704, where the ring's ran 910
+// and 985; docs/PERFORMANCE.md, "Thirty-seventh session"). Each rank times its own calls; the ranks then gather mine()
+// (each plan's median of its counted calls: one call that met a page fault or a stall does not decide) and settle() on
+// the sums, so every rank runs the same plan from then on. The machine's pace changes while a job runs, so
+// kRetrialCalls calls after a decision the trial starts over: Calls(plans()) / plans() calls of each other plan in
+// about every kRetrialCalls.
 //
 // The caller keeps one trial per stream of calls that every rank makes alike, calls begin() before each call of it,
 // runs the plan next() names, record()s the call's time, and gathers the ranks' figures when due() says so. The trial
@@ -19,7 +23,9 @@ namespace strata {
 
 class CallTrial {
  public:
+  // Counted calls of each plan in a trial, and the calls of a turn (the last one counted).
   static constexpr int kCallsPerPlan = 4;
+  static constexpr int kCallsPerTurn = 2;
   static constexpr int kRetrialCalls = 1024;
   static constexpr int kMaxPlans = 8;
 
@@ -35,15 +41,18 @@ class CallTrial {
   // The call next() named took `us` on this rank (ignored once decided, or while due).
   void record(double us);
   // Every trial call has run: the ranks must now gather mine() and settle().
-  bool due() const { return !decided_ && calls_ == n_ * kCallsPerPlan; }
+  bool due() const { return !decided_ && calls_ == Calls(n_); }
   // This rank's median time of each plan, by index.
   std::vector<double> mine() const;
   // Decides from every rank's mine() summed (one figure per plan): the plan of least sum, the lower index on a tie.
   void settle(const std::vector<double>& summed);
   bool decided() const { return decided_; }
   int winner() const { return winner_; }
-  // The plan the trial's call number `call` (0-based) runs.
+  // The calls of a trial among `plans` plans.
+  static int Calls(int plans) { return plans * kCallsPerPlan * kCallsPerTurn; }
+  // The plan the trial's call number `call` (0-based) runs, and whether its time counts.
   static int Turn(int plans, int call);
+  static bool Counted(int call) { return call % kCallsPerTurn == kCallsPerTurn - 1; }
 
  private:
   int n_;

@@ -40,7 +40,7 @@ Communicator::ClassTrial* Communicator::startClassTrial(const CollDesc& desc, co
     STRATA_LOG(INFO, TUNING,
                "%s, size class %d (%llu B): %s timed on the class's next %d calls (the model's choice %s)",
                CollKindName(desc.kind), SizeClass(bytes), static_cast<unsigned long long>(in.classBytes), names.c_str(),
-               n * CallTrial::kCallsPerPlan, GetAlgoInfo(in.candidates[0]).name);
+               CallTrial::Calls(n), GetAlgoInfo(in.candidates[0]).name);
   }
   return &in;
 }
@@ -89,8 +89,8 @@ Status Communicator::settleClassTrial(const CollDesc& desc, ClassTrial* t) {
       times += buf;
     }
     STRATA_LOG(INFO, TUNING,
-               "%s, size class %d (%llu B): timed on the calls %s (each rank's median of %d calls, per %llu B, the "
-               "mean over the ranks): %s (the model's choice %s)",
+               "%s, size class %d (%llu B): timed on the calls %s (each rank's median of %d counted calls, per %llu B, "
+               "the mean over the ranks): %s (the model's choice %s)",
                CollKindName(desc.kind), SizeClass(t->classBytes), static_cast<unsigned long long>(t->classBytes),
                times.c_str(), CallTrial::kCallsPerPlan, static_cast<unsigned long long>(t->classBytes),
                GetAlgoInfo(winner).name, GetAlgoInfo(t->candidates[0]).name);
@@ -188,7 +188,7 @@ Status Communicator::settleTrial(const CollDesc& desc, const std::string& select
   const bool won = trial->next() == InPlaceTrial::kInPlace;
   STRATA_LOG(INFO, TUNING,
              "%s of %llu elements on buffers peers reach: %s in place %.1f us, %s %.1f us (each rank's median of %d "
-             "calls, summed over the ranks): %s from now on",
+             "counted calls, summed over the ranks): %s from now on",
              CollKindName(desc.kind), static_cast<unsigned long long>(desc.count), inPlace.c_str(),
              summed[InPlaceTrial::kInPlace], selectors.c_str(), summed[InPlaceTrial::kSelectors],
              InPlaceTrial::kCallsPerPlan, won ? inPlace.c_str() : selectors.c_str());

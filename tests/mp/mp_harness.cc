@@ -168,7 +168,8 @@ MpResult Run(const MpOptions& o, const RankFn& fn, bool makeComm) {
     if (!left.empty() && WIFEXITED(status))
       result.failures.push_back("rank " + std::to_string(r) + " exited leaving shared memory behind: /dev/shm/" +
                                 left.front());
-    if (!msgs[r].empty()) result.failures.push_back("rank " + std::to_string(r) + ": " + msgs[r]);
+    if (!msgs[r].empty())
+      result.failures.push_back("rank " + std::to_string(r) + ": " + msgs[r]);
     else if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
       result.failures.push_back("rank " + std::to_string(r) + ": killed by signal " + std::to_string(WTERMSIG(status)));
     else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
@@ -295,11 +296,12 @@ std::string RunAndCheckFamilyCall(FamilyColl c, strataComm_t comm, int r, int n,
 
 int CallTrialPlansIn(const std::vector<std::string>& ran) {
   for (int n = 2; n <= CallTrial::kMaxPlans; ++n) {
-    const size_t calls = static_cast<size_t>(n * CallTrial::kCallsPerPlan);
+    const size_t calls = static_cast<size_t>(CallTrial::Calls(n));
     if (ran.size() < calls) break;
-    const std::set<std::string> first(ran.begin(), ran.begin() + n);
+    const std::set<std::string> first(ran.begin(), ran.begin() + CallTrial::kCallsPerTurn * n);  // the first round
     bool follows = first.size() == static_cast<size_t>(n);
-    for (size_t i = 0; i < calls && follows; ++i) follows = ran[i] == ran[CallTrial::Turn(n, static_cast<int>(i))];
+    for (size_t i = 0; i < calls && follows; ++i)
+      follows = ran[i] == ran[CallTrial::kCallsPerTurn * CallTrial::Turn(n, static_cast<int>(i))];
     if (follows) return n;
   }
   return 0;

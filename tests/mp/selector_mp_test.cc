@@ -134,19 +134,19 @@ std::string SameOnEveryRank(strataComm_t comm, int r, int n, const std::string& 
   return "";
 }
 
-// `calls` 32 MiB allreduces on 3 ranks of one host (two sizes of one class, on the same buffers), each result checked
-// against sums computed here and every rank's algorithm compared with its peers' at every call, into *ran;
-// STRATA_HUGE_PAGES=`hugePages`. The class's candidates (the ring, beside twoshot by cross-memory attach at least) do
-// not fit the first call's timing budget, so they are timed on its calls. `stop` (optional) ends the calls early.
-void RunLargeClass(int hugePages, int calls, const std::function<bool(const std::vector<std::string>&)>& stop,
+// `calls` allreduces of `count` floats on `nranks` ranks of one host (two sizes of one class: `count` and 1001 more,
+// on the same buffers), each result checked against sums computed here and every rank's algorithm compared with its
+// peers' at every call, into *ran; STRATA_HUGE_PAGES=`hugePages`. `stop` (optional) ends the calls early.
+void RunClassCalls(int nranks, size_t count, int hugePages, int calls,
+                   const std::function<bool(const std::vector<std::string>&)>& stop,
                    const std::function<std::string(const std::vector<std::string>&)>& judge) {
   if (!CrossMemoryAttachWorks()) GTEST_SKIP() << "process_vm_readv/writev between processes is refused here";
   MpOptions o;
-  o.nranks = 3;
+  o.nranks = nranks;
   o.timeoutSec = 240;
   o.beforeInit = [hugePages](int) { setenv("STRATA_HUGE_PAGES", std::to_string(hugePages).c_str(), 1); };
   MpResult res = RunRanks(o, [&](int r, int n, strataComm_t comm) -> std::string {
-    const size_t counts[2] = {size_t{8} << 20, (size_t{8} << 20) + 1001};
+    const size_t counts[2] = {count, count + 1001};
     std::vector<std::string> ran;
     for (int call = 0; call < calls && !(stop && stop(ran)); ++call) {
       std::string name;
@@ -165,17 +165,24 @@ void RunLargeClass(int hugePages, int calls, const std::function<bool(const std:
   EXPECT_TRUE(res.ok()) << res.summary();
 }
 
+// 32 MiB on 3 ranks: the class's candidates (the ring, beside twoshot by cross-memory attach at least) do not fit the
+// first call's timing budget, so they are timed on its calls.
+void RunLargeClass(int hugePages, int calls, const std::function<bool(const std::vector<std::string>&)>& stop,
+                   const std::function<std::string(const std::vector<std::string>&)>& judge) {
+  RunClassCalls(3, size_t{8} << 20, hugePages, calls, stop, judge);
+}
+
 // Without huge pages, the class's first calls take turns among its candidates exactly as CallTrial orders them; after
 // them one of the candidates runs every call on every rank.
 TEST(ClassTrial, ALargeClassIsTimedOnItsCalls) {
   auto trialAndFour = [](const std::vector<std::string>& ran) {
     const int plans = CallTrialPlansIn(ran);
-    return plans > 0 && ran.size() >= static_cast<size_t>(plans * CallTrial::kCallsPerPlan + 4);
+    return plans > 0 && ran.size() >= static_cast<size_t>(CallTrial::Calls(plans) + 4);
   };
-  RunLargeClass(0, 4 * CallTrial::kMaxPlans + 4, trialAndFour, [](const std::vector<std::string>& ran) {
+  RunLargeClass(0, CallTrial::Calls(CallTrial::kMaxPlans) + 4, trialAndFour, [](const std::vector<std::string>& ran) {
     const int plans = CallTrialPlansIn(ran);
     if (plans == 0) return std::string("the first calls did not take turns as a trial's do:");
-    for (size_t i = static_cast<size_t>(plans * CallTrial::kCallsPerPlan); i < ran.size(); ++i)
+    for (size_t i = static_cast<size_t>(CallTrial::Calls(plans)); i < ran.size(); ++i)
       if (ran[i] != ran.back()) return "after the trial of " + std::to_string(plans) + " plans, not one algorithm:";
     if (std::find(ran.begin(), ran.begin() + plans, ran.back()) == ran.begin() + plans)
       return "the class kept " + ran.back() + ", none of its candidates:";
@@ -185,11 +192,11 @@ TEST(ClassTrial, ALargeClassIsTimedOnItsCalls) {
 
 // With huge pages (STRATA_HUGE_PAGES=3), twoshot's calls before the buffers have moved are not counted and twoshot
 // runs again: the calls of the other candidates still follow CallTrial's turns (twoshot's left out), twoshot runs its
-// 4 counted calls and the 2 before the move at least, and every rank runs the same plan at every call (a rank out of
+// trial calls and the 2 before the move at least, and every rank runs the same plan at every call (a rank out of
 // step would hang).
 TEST(ClassTrial, CallsBeforeTheBuffersMoveAreNotCounted) {
   if (!KernelCollapsesHugePages()) GTEST_SKIP() << "this kernel does not collapse memory onto huge pages";
-  RunLargeClass(3, 40, nullptr, [](const std::vector<std::string>& ran) {
+  RunLargeClass(3, 48, nullptr, [](const std::vector<std::string>& ran) {
     std::vector<std::string> candidates;
     for (const std::string& a : ran)
       if (std::find(candidates.begin(), candidates.end(), a) == candidates.end()) candidates.push_back(a);
@@ -197,7 +204,7 @@ TEST(ClassTrial, CallsBeforeTheBuffersMoveAreNotCounted) {
     if (plans < 2 || std::find(candidates.begin(), candidates.end(), "twoshot") == candidates.end())
       return std::string("no trial with twoshot among its candidates:");
     std::vector<std::string> turns, others;
-    for (int i = 0; i < plans * CallTrial::kCallsPerPlan; ++i)
+    for (int i = 0; i < CallTrial::Calls(plans); ++i)
       if (candidates[CallTrial::Turn(plans, i)] != "twoshot") turns.push_back(candidates[CallTrial::Turn(plans, i)]);
     for (const std::string& a : ran)
       if (a != "twoshot") others.push_back(a);
@@ -209,7 +216,7 @@ TEST(ClassTrial, CallsBeforeTheBuffersMoveAreNotCounted) {
     // which come before the third pass of the buffers moves them (the other candidates' calls do not count towards the
     // move).
     int turnsBefore = 0, ranBefore = 0;
-    for (int i = 0, seen = 0; i < plans * CallTrial::kCallsPerPlan && seen < static_cast<int>(turns.size()); ++i) {
+    for (int i = 0, seen = 0; i < CallTrial::Calls(plans) && seen < static_cast<int>(turns.size()); ++i) {
       const bool two = candidates[CallTrial::Turn(plans, i)] == "twoshot";
       turnsBefore += two;
       seen += !two;

@@ -161,16 +161,17 @@ TEST(SharedBuffers, ABufferSmallerThanTheCountIsRefused) {
 
 // With STRATA_TUNE on, the in-place plan is timed against the selector's on the calls themselves: an 8 MiB allreduce
 // on shared buffers, out of place, in place, and mixed (rank 0 in place, the others not), each a trial of its own
-// whose calls run twoshot and the selector's algorithm in the order ABBA BAAB; after it every rank runs one and the
-// same of the two, and the out-of-place shape keeps its outcome after the other trials. Before them the size class's
-// own trial runs (too long a class to time at its first call, on one host: its candidates take turns on its calls);
-// where it keeps twoshot itself, no in-place trial follows and every later call runs twoshot. Every result checked
-// against float64 sums.
+// whose calls run twoshot and the selector's algorithm in turns of two calls, ABBA BAAB; after it every rank runs one
+// and the same of the two, and the out-of-place shape keeps its outcome after the other trials. Before them the size
+// class's own trial runs (too long a class to time at its first call, on one host: its candidates take turns on its
+// calls); where it keeps twoshot itself, no in-place trial follows and every later call runs twoshot. Every result
+// checked against float64 sums.
 TEST(SharedBuffers, InPlaceTrialOn) {
   if (!CrossMemoryAttachWorks()) GTEST_SKIP() << "process_vm_readv/writev between processes is refused here";
   MpResult res = RunRanks(ModelRanks(0, true), [&](int r, int n, strataComm_t comm) -> std::string {
     const size_t count = 2100000;
-    const std::vector<int> order = {1, 0, 0, 1, 0, 1, 1, 0};  // 1: twoshot, 0: the selector's
+    // 1: twoshot, 0: the selector's; turns of two calls, ABBA BAAB
+    const std::vector<int> order = {1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0};
     SharedSet set;
     std::string err = Allocate(&set, count);
     int call = 0;
@@ -181,15 +182,16 @@ TEST(SharedBuffers, InPlaceTrialOn) {
     };
     // The class's trial, out of place: whole once its calls follow a CallTrial's turns.
     std::vector<std::string> classCalls;
-    while (err.empty() && classCalls.size() < static_cast<size_t>(4 * CallTrial::kMaxPlans)) {
+    while (err.empty() && classCalls.size() < static_cast<size_t>(CallTrial::Calls(CallTrial::kMaxPlans))) {
       std::string ran;
       err = run("the class's trial, call " + std::to_string(classCalls.size()), false, &ran);
       classCalls.push_back(ran);
       const int plans = CallTrialPlansIn(classCalls);
-      if (plans > 0 && classCalls.size() == static_cast<size_t>(plans * CallTrial::kCallsPerPlan)) break;
+      if (plans > 0 && classCalls.size() == static_cast<size_t>(CallTrial::Calls(plans))) break;
     }
     if (err.empty() && CallTrialPlansIn(classCalls) == 0) err = "the class's first calls were no trial";
-    // The selector's algorithm for the class: the in-place trial's first turn is twoshot, so its second call tells.
+    // The selector's algorithm for the class: the in-place trial's first turn (two calls) is twoshot, so its third call
+    // tells.
     std::string selectors;
     // `calls` calls of one placement; the first `trial` of them must follow `order`; the algorithm the rest ran.
     auto phase = [&](const char* name, int calls, size_t trial, bool inPlace, std::string* kept) {
@@ -198,7 +200,7 @@ TEST(SharedBuffers, InPlaceTrialOn) {
         std::string ran;
         err = run(what, inPlace, &ran);
         if (!err.empty()) break;
-        if (i == 1 && selectors.empty()) selectors = ran;  // the selector's turn, or twoshot kept by the class
+        if (i == 2 && selectors.empty()) selectors = ran;  // the selector's turn, or twoshot kept by the class
         if (static_cast<size_t>(i) < trial && selectors != "twoshot") {
           const std::string want = order[i] ? "twoshot" : selectors;
           if (ran != want) err = what + ": ran " + ran + ", the trial's turn is " + want;
@@ -216,9 +218,9 @@ TEST(SharedBuffers, InPlaceTrialOn) {
       }
     };
     std::string outOfPlace, inPlace, mixed;
-    phase("out of place", 12, order.size(), false, &outOfPlace);
-    phase("in place", 12, order.size(), true, &inPlace);
-    phase("mixed", 12, order.size(), r == 0, &mixed);
+    phase("out of place", 20, order.size(), false, &outOfPlace);
+    phase("in place", 20, order.size(), true, &inPlace);
+    phase("mixed", 20, order.size(), r == 0, &mixed);
     phase("out of place again", 4, 0, false, &outOfPlace);
     if (err.empty()) err = Free(&set);
     return err;

@@ -1,6 +1,6 @@
-// CallTrial and InPlaceTrial against simulated calls: the order their plans take turns in, the medians each rank
-// reports (against a sort of the recorded times), the plan that runs once the ranks' figures are in, and the trial
-// started over.
+// CallTrial and InPlaceTrial against simulated calls: the order their plans take turns in, the calls that count, the
+// medians each rank reports (against a sort of the counted times), the plan that runs once the ranks' figures are in,
+// and the trial started over.
 #include "core/call_trial.h"
 
 #include <gtest/gtest.h>
@@ -34,30 +34,39 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// Turns of two calls each, in the order ABBA BAAB.
 TEST(CallTrial, TwoPlansRunAbbaBaab) {
   CallTrial t(2);
-  EXPECT_EQ(Drive(t, [](int, int) { return 1.0; }), (std::vector<int>{0, 1, 1, 0, 1, 0, 0, 1}));
+  EXPECT_EQ(Drive(t, [](int, int) { return 1.0; }), (std::vector<int>{0, 0, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1}));
   EXPECT_TRUE(t.due());
+  EXPECT_EQ(CallTrial::Calls(2), 16);
 }
 
-// Every plan runs kCallsPerPlan calls, one a round, and (from 3 plans) takes the first and the last place of a round
-// at least once each: no plan always runs right after another's warm-up of the same buffers, or always first.
+// The turns of a trial (its calls two by two, both of one plan): every plan has kCallsPerPlan of them, one a round,
+// and (from 3 plans) takes the first and the last place of a round at least once each: no plan always runs right
+// after another's warm-up of the same buffers, or always first.
 TEST(CallTrial, EveryPlanTakesEveryTurnOfARound) {
   for (int n = 2; n <= CallTrial::kMaxPlans; ++n) {
     CallTrial t(n);
     ASSERT_EQ(t.plans(), n);
     const std::vector<int> ran = Drive(t, [](int, int) { return 1.0; });
-    ASSERT_EQ(ran.size(), static_cast<size_t>(n * CallTrial::kCallsPerPlan)) << n << " plans";
+    ASSERT_EQ(ran.size(), static_cast<size_t>(2 * n * CallTrial::kCallsPerPlan)) << n << " plans";
+    ASSERT_EQ(ran.size(), static_cast<size_t>(CallTrial::Calls(n))) << n << " plans";
+    std::vector<int> turns;
+    for (size_t i = 0; i < ran.size(); i += 2) {
+      EXPECT_EQ(ran[i], ran[i + 1]) << n << " plans: calls " << i << " and " << i + 1 << " are not one turn";
+      turns.push_back(ran[i]);
+    }
     for (int round = 0; round < CallTrial::kCallsPerPlan; ++round) {
-      std::vector<int> r(ran.begin() + round * n, ran.begin() + (round + 1) * n);
+      std::vector<int> r(turns.begin() + round * n, turns.begin() + (round + 1) * n);
       std::sort(r.begin(), r.end());
       for (int p = 0; p < n; ++p) EXPECT_EQ(r[p], p) << n << " plans, round " << round;
     }
     for (int p = 0; p < n; ++p) {
       int first = 0, last = 0;
       for (int round = 0; round < CallTrial::kCallsPerPlan; ++round) {
-        first += ran[round * n] == p;
-        last += ran[round * n + n - 1] == p;
+        first += turns[round * n] == p;
+        last += turns[round * n + n - 1] == p;
       }
       if (n <= CallTrial::kCallsPerPlan) {
         EXPECT_GE(first + last, 1) << n << " plans: plan " << p << " never opens or closes a round";
@@ -75,12 +84,15 @@ TEST(CallTrial, PlansOutsideTheRangeAreClamped) {
   EXPECT_EQ(CallTrial(CallTrial::kMaxPlans + 5).plans(), CallTrial::kMaxPlans);
 }
 
+// Each plan's median over the second calls of its turns; the first ones, however slow, do not count.
 TEST(CallTrial, MediansOfEachPlansCalls) {
   CallTrial t(3);
   std::vector<double> times[3];
-  // Distinct times, one outlier per plan (a page fault, a stall): the median must not move with it.
+  // Distinct times, one outlier per plan among the counted calls (a page fault, a stall): the median must not move
+  // with it; every first call of a turn far slower still.
   Drive(t, [&times](int p, int i) {
-    const double us = 1000.0 * (p + 1) + 7.0 * i + (i % 5 == 2 ? 90000.0 : 0.0);
+    if (i % 2 == 0) return 1e7 + i;
+    const double us = 1000.0 * (p + 1) + 7.0 * i + (i % 10 == 5 ? 90000.0 : 0.0);
     times[p].push_back(us);
     return us;
   });
@@ -118,6 +130,16 @@ TEST(CallTrial, ATieGoesToTheLowerIndex) {
   EXPECT_EQ(t.winner(), 1);
 }
 
+// A plan slower on the first call of each turn (after the other plan's) but faster on the second wins.
+TEST(CallTrial, TheFirstCallOfATurnDoesNotCount) {
+  CallTrial t(2);
+  Drive(t, [](int p, int i) { return i % 2 == 0 ? (p == 1 ? 5000.0 : 1000.0) : (p == 1 ? 800.0 : 900.0); });
+  ASSERT_TRUE(t.due());
+  EXPECT_EQ(t.mine(), (std::vector<double>{900.0, 800.0}));
+  t.settle(t.mine());
+  EXPECT_EQ(t.winner(), 1);
+}
+
 TEST(CallTrial, RecordsPastTheTrialAreIgnoredUntilSettled) {
   CallTrial t(2);
   Drive(t, [](int p, int) { return p == 0 ? 10.0 : 20.0; });
@@ -150,24 +172,24 @@ TEST(CallTrial, ATrialStartsOverAfterItsCalls) {
 
 // InPlaceTrial, the two-plan trial of the in-place plan (first) against the selector's: the same turns by its own
 // names, and its tie.
-constexpr int kInPlaceTrialCalls = 2 * InPlaceTrial::kCallsPerPlan;
+constexpr int kInPlaceTrialCalls = 4 * InPlaceTrial::kCallsPerPlan;
 
+// Turns of two calls (the in-place plan first): ABBA BAAB by turns, each plan first in half the pairs of turns.
 TEST(InPlaceTrial, EachPlanRunsAsOftenFirstAsSecond) {
   InPlaceTrial t;
   const std::vector<InPlaceTrial::Plan> ran = Drive(t, [](InPlaceTrial::Plan, int) { return 1.0; });
   ASSERT_EQ(ran.size(), static_cast<size_t>(kInPlaceTrialCalls));
   EXPECT_TRUE(t.due());
   EXPECT_FALSE(t.decided());
-  int inPlace = 0, firstOfPair = 0, afterItself = 0, afterOther = 0;
+  const InPlaceTrial::Plan I = InPlaceTrial::kInPlace, S = InPlaceTrial::kSelectors;
+  EXPECT_EQ(ran, (std::vector<InPlaceTrial::Plan>{I, I, S, S, S, S, I, I, S, S, I, I, I, I, S, S}));
+  int inPlace = 0, firstOfPair = 0;
   for (size_t i = 0; i < ran.size(); ++i) {
-    inPlace += ran[i] == InPlaceTrial::kInPlace;
-    if (i % 2 == 0) firstOfPair += ran[i] == InPlaceTrial::kInPlace;
-    if (i > 0 && ran[i] == InPlaceTrial::kInPlace) (ran[i - 1] == ran[i] ? afterItself : afterOther) += 1;
+    inPlace += ran[i] == I;
+    if (i % 4 == 0) firstOfPair += ran[i] == I;
   }
-  EXPECT_EQ(inPlace, InPlaceTrial::kCallsPerPlan);
-  EXPECT_EQ(firstOfPair, InPlaceTrial::kCallsPerPlan / 2);  // first in half the pairs, second in the others
-  EXPECT_GT(afterItself, 0);
-  EXPECT_GT(afterOther, 0);
+  EXPECT_EQ(inPlace, 2 * InPlaceTrial::kCallsPerPlan);
+  EXPECT_EQ(firstOfPair, InPlaceTrial::kCallsPerPlan / 2);  // first in half the pairs of turns, second in the others
 }
 
 TEST(InPlaceTrial, MediansOfEachPlansCalls) {
@@ -175,7 +197,8 @@ TEST(InPlaceTrial, MediansOfEachPlansCalls) {
   std::vector<double> times[2];
   // Distinct times, one outlier per plan (a collapse, a page fault): the median must not move with it.
   const std::vector<InPlaceTrial::Plan> ran = Drive(t, [&times](InPlaceTrial::Plan p, int i) {
-    const double us = (p == InPlaceTrial::kInPlace ? 900.0 : 1200.0) + 10.0 * i + (i == 3 ? 50000.0 : 0.0);
+    if (i % 2 == 0) return 1e7;  // the first call of a turn, not counted
+    const double us = (p == InPlaceTrial::kInPlace ? 900.0 : 1200.0) + 5.0 * i + (i == 7 ? 50000.0 : 0.0);
     times[p].push_back(us);
     return us;
   });
