@@ -18,7 +18,7 @@ mpirun=(mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca oob_tcp_i
 for ((r = 1; r <= reps; r++)); do
   echo "== run $r"
   build/bin/stratarun -n "$n" build/bin/all_reduce_perf -b 8 -e 8 -n 20000 -w 1000 > "$out/strata_small_$r.txt"
-  build/bin/stratarun -n "$n" build/bin/all_reduce_perf -b 64K -e 256M -f 4 -n 20 -w 24 > "$out/strata_large_$r.txt"
+  build/bin/stratarun -n "$n" build/bin/all_reduce_perf -b 64K -e 256M -f 4 -n 20 -w 32 > "$out/strata_large_$r.txt"
   # One size on one buffer, many iterations: the peers' own method (their tools reuse one buffer,
   # while the sweep above rotates through a 256 MiB buffer and so reads cold memory).
   build/bin/stratarun -n "$n" build/bin/all_reduce_perf -b 1M -e 1M -n 1000 -w 50 > "$out/strata1m_$r.txt"

@@ -127,7 +127,7 @@ for part in "$@"; do
         # its calls through the largest size's buffer and so reads cold memory).
         : > "$out/${name}_strata_$r.txt"
         for s in 1M 2M 4M 8M 16M 32M 64M 128M 256M; do
-          $quiet "$bin/stratarun" -n 2 "$bin/all_reduce_perf" -b "$s" -e "$s" -n 20 -w 24 -R $reg \
+          $quiet "$bin/stratarun" -n 2 "$bin/all_reduce_perf" -b "$s" -e "$s" -n 20 -w 32 -R $reg \
             >> "$out/${name}_strata_$r.txt"
         done
         $quiet "${mpirun[@]}" "$mpi_tool" -b 1048576 -e 268435456 -f 2 \
@@ -147,10 +147,10 @@ for part in "$@"; do
         for s in 1M 2M 4M 8M 16M 32M 64M 128M 256M; do
           bytes=$(numfmt --from=iec "$s")
           # Open MPI's tool: 5 warm-up calls and as many as take 0.25 s (at least 20); above 16 MiB 2 and 5-20.
-          # strata's: 24 warm-up calls, by which a class timed on its calls has run its trial (docs/ALGORITHMS.md).
+          # strata's: 32 warm-up calls, by which a class timed on its calls has run its trial (docs/ALGORITHMS.md).
           iters=$((2500000000 / bytes))
           ((iters < 20)) && iters=20
-          $quiet "$bin/stratarun" -n 2 "$bin/all_reduce_perf" -b "$s" -e "$s" -n "$iters" -w 24 -R $reg \
+          $quiet "$bin/stratarun" -n 2 "$bin/all_reduce_perf" -b "$s" -e "$s" -n "$iters" -w 32 -R $reg \
             >> "$out/${name}_strata_$r.txt"
           $quiet "${mpirun[@]}" "$mpi_tool" -b "$bytes" -e "$bytes" >> "$out/${name}_ompi_$r.txt" 2>&1
         done
@@ -170,7 +170,7 @@ for part in "$@"; do
         for s in "${sizes[@]}"; do
           for mode in cached streaming auto; do
             $quiet env STRATA_SLOT_STORES=$mode "$bin/stratarun" -n 2 "$bin/all_reduce_perf" -b "$s" -e "$s" -n 20 \
-              -w 24 >> "$out/stores_${mode}_$r.txt"
+              -w 32 >> "$out/stores_${mode}_$r.txt"
           done
           bytes=$(numfmt --from=iec "$s")
           $quiet "${mpirun[@]}" "$mpi_tool" -b "$bytes" -e "$bytes" \

@@ -8,7 +8,7 @@ bash scripts/build.sh
 n=${1:-4}
 shift || true
 flags=("$@")
-# 24 warm-up calls a size: a class timed on its calls (one host; 8 calls per candidate, three candidates) has run its
+# 32 warm-up calls a size: a class timed on its calls (one host; 8 calls per candidate, up to four candidates) has run its
 # trial by then (docs/ALGORITHMS.md)
-[[ ${#flags[@]} -gt 0 ]] || flags=(-b 8 -e 64M -f 4 -w 24)
+[[ ${#flags[@]} -gt 0 ]] || flags=(-b 8 -e 64M -f 4 -w 32)
 exec build/bin/stratarun -n "$n" build/bin/all_reduce_perf "${flags[@]}"

@@ -184,7 +184,8 @@ TEST(ClassTrial, ALargeClassIsTimedOnItsCalls) {
     if (plans == 0) return std::string("the first calls did not take turns as a trial's do:");
     for (size_t i = static_cast<size_t>(CallTrial::Calls(plans)); i < ran.size(); ++i)
       if (ran[i] != ran.back()) return "after the trial of " + std::to_string(plans) + " plans, not one algorithm:";
-    if (std::find(ran.begin(), ran.begin() + plans, ran.back()) == ran.begin() + plans)
+    if (std::find(ran.begin(), ran.begin() + CallTrial::Calls(plans), ran.back()) ==
+        ran.begin() + CallTrial::Calls(plans))
       return "the class kept " + ran.back() + ", none of its candidates:";
     return std::string();
   });
