@@ -124,6 +124,7 @@ struct PlanGeometry {
   // Some host runs more of the communicator's ranks than the CPUs of their bindings (CommTopology::oversubscribed): the
   // same on every rank.
   bool oversubscribed = false;
+  int ranksPerCpu = 1;  // the most ranks a host runs per CPU (CommTopology::ranksPerCpu)
   // Host index of every rank (hosts numbered in order of their first rank), for the hierarchical
   // plans; empty when unknown, which they treat as one host.
   std::vector<int> hostOf;

@@ -357,7 +357,8 @@ std::string DescribeCostInputs(const CostInputs& in) {
            "%d rank(s) on %d host(s)%s%s; within a host %.2f us, %.2f GB/s; between hosts %.2f us, %.2f GB/s%s; "
            "reduce %.2f GB/s, copy %.2f GB/s; %s per-byte scale %s; small allreduce ",
            in.nranks, in.nhosts, in.ranksPerHost ? (", " + std::to_string(in.ranksPerHost) + " per host").c_str() : "",
-           in.oversubscribed ? " (more ranks than cores)" : "", in.intra.latencyUs, in.intra.bandwidthGBs,
+           in.oversubscribed ? (" (more ranks than cores, " + std::to_string(in.ranksPerCpu) + " a CPU)").c_str() : "",
+           in.intra.latencyUs, in.intra.bandwidthGBs,
            in.inter.latencyUs, in.inter.bandwidthGBs, in.interLinkBound ? " (link-bound)" : "", in.reduceGBs,
            in.copyGBs, in.nranks == 2 ? "rd" : "rd/rhd", scale);
   std::string out = buf + DescribeSmallUs(in);

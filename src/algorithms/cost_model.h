@@ -34,6 +34,7 @@ struct CostInputs {
   // Some host runs more of the communicator's ranks than the CPUs of their bindings (CommTopology::oversubscribed):
   // each rank waits its turn on a core, which the timing of a class at its first call meets otherwise than later calls.
   bool oversubscribed = false;
+  int ranksPerCpu = 1;  // the most ranks a host runs per CPU of their bindings, rounded up (CommTopology::ranksPerCpu)
   double reduceGBs = 10.0;  // local reduction rate, bytes of one input per second (x1e9)
   double copyGBs = 10.0;    // local copy rate
   uint64_t pipelineBytes = 512 << 10;  // piece size of pipelined algorithms (slots in flight)

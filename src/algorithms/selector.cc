@@ -318,8 +318,12 @@ double AlgoSelector::timedScale(AlgoId id, CollKind kind, uint64_t bytes, const 
   // window algorithm's at 256 KiB - 1 MiB from 7 to 0 (docs/PERFORMANCE.md, "Thirty-first session").
   const uint64_t cb = ClassBytes(bytes);
   const bool twoshotInPlace = kind == CollKind::AllReduce && CopiesInPlace(in_, "twoshot", kind, cb);
+  // The allreduce's small classes where a host runs few ranks a CPU (see kWarmTimingSmallBelowBytes).
+  const bool smallFewPerCpu = kind == CollKind::AllReduce && in_.oversubscribed && cb < kWarmTimingSmallBelowBytes &&
+                              in_.ranksPerCpu <= kWarmTimingSmallMaxRanksPerCpu;
   const bool warmFavoured =
-      !twoshotInPlace && (in_.oversubscribed ? AlgoServes(AlgoId::OneShot, kind) : kind == CollKind::AllReduce);
+      !twoshotInPlace && !smallFewPerCpu &&
+      (in_.oversubscribed ? AlgoServes(AlgoId::OneShot, kind) : kind == CollKind::AllReduce);
   if (warmFavoured && oneHostOfThreeOrMore() && !IsWindowAlgo(id) && timedBeside(IsWindowAlgo))
     return scaled(ScaleWhy::kBesideWindows, kWarmTimingScale);
   // On 2 ranks, the plan that goes in place, up to its collective's size (see kInPlaceWarmTimingScale).

@@ -221,6 +221,7 @@ CostInputs CostInputsFromGeometry(const PlanGeometry& geo) {
   in.windowBytes = geo.windowBytes;
   in.peerAccess = geo.peerAccess;
   in.oversubscribed = geo.oversubscribed;
+  in.ranksPerCpu = geo.ranksPerCpu;
   in.pipelineBytes = std::max<uint64_t>(geo.slotBytes, static_cast<uint64_t>(geo.nslots / 2) * geo.slotBytes);
   return in;
 }

@@ -302,6 +302,7 @@ Status Communicator::setupConnections(const std::vector<PeerInfo>& all, uint32_t
   geo_.nchannels = static_cast<int>(r0.nchannels);
   geo_.directMaxBytes = r0.directMaxBytes;
   geo_.oversubscribed = topology_.oversubscribed();
+  geo_.ranksPerCpu = topology_.ranksPerCpu();
   // Hosts numbered in order of their first rank: the same table on every rank.
   std::map<std::string, int> hostIndex;
   geo_.hostOf.clear();

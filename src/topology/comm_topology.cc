@@ -178,13 +178,26 @@ std::vector<std::vector<int>> CommTopology::numaGroups() const {
   return out;
 }
 
-bool CommTopology::oversubscribed() const {
+std::vector<std::pair<int, int>> CommTopology::ranksAndCpus() const {
+  std::vector<std::pair<int, int>> out;
   for (const auto& h : hosts_) {
     std::vector<int> cpus;
     for (int r : h) cpus = CpuListUnion(cpus, ranks_[r].cpus);
-    if (h.size() > cpus.size()) return true;
+    out.emplace_back(static_cast<int>(h.size()), static_cast<int>(cpus.size()));
   }
+  return out;
+}
+
+bool CommTopology::oversubscribed() const {
+  for (const auto& [n, ncpu] : ranksAndCpus())
+    if (n > ncpu) return true;
   return false;
+}
+
+int CommTopology::ranksPerCpu() const {
+  int most = 1;
+  for (const auto& [n, ncpu] : ranksAndCpus()) most = std::max(most, ncpu > 0 ? (n + ncpu - 1) / ncpu : n);
+  return most;
 }
 
 LinkInfo CommTopology::slowestIntraHostLink(bool* any) const {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "topology/topology_graph.h"
@@ -94,12 +95,17 @@ class CommTopology {
   // Some host runs more ranks than there are CPUs in its ranks' bindings taken together: ranks wait their turn on a
   // core. A rank whose binding is unknown (empty) counts no CPU.
   bool oversubscribed() const;
+  // The most ranks one host runs per CPU of their bindings taken together, rounded up (1 where no host is
+  // oversubscribed; a host whose ranks' bindings are all unknown counts its ranks).
+  int ranksPerCpu() const;
 
   // Several lines for strata-info and the INFO log.
   std::string describe() const;
 
  private:
   LinkEnd endOf(int rank) const;
+  // Per host: its ranks and the CPUs of their bindings taken together.
+  std::vector<std::pair<int, int>> ranksAndCpus() const;
 
   std::vector<RankPlace> ranks_;
   LinkTable links_ = LinkTable::Defaults();

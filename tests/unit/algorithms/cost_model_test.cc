@@ -346,7 +346,10 @@ TEST(CostModel, MeasuredSmallMessageTimesDecideSmallAllReduces) {
             "reduce 40.00 GB/s, copy 60.00 GB/s; rd per-byte scale 0.90 at 131072 B, 1.05 at 1048576 B, 1.67 from "
             "8388608 B; small allreduce not measured");
   twoRanks.oversubscribed = true;
-  EXPECT_EQ(DescribeCostInputs(twoRanks).rfind("2 rank(s) on 1 host(s), 2 per host (more ranks than cores); ", 0), 0u);
+  twoRanks.ranksPerCpu = 2;
+  EXPECT_EQ(DescribeCostInputs(twoRanks).rfind("2 rank(s) on 1 host(s), 2 per host (more ranks than cores, 2 a CPU); ",
+                                               0),
+            0u);
 }
 
 TEST(CostModel, OverALinkBoundNetworkAStepPaysItsBytesAndAShareOfItsLatency) {

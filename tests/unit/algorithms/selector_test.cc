@@ -169,16 +169,19 @@ CostInputs WindowsHost(int ranks, LinkCost intra, double reduceGBs, double copyG
 CostInputs OneHostWindows(int ranks = 4) {
   CostInputs in = WindowsHost(ranks, {11.6, 11.4}, 40, 58, 1.13, 0.81);
   in.oversubscribed = ranks > 2;
+  in.ranksPerCpu = (ranks + 1) / 2;
   return in;
 }
 
-// The same ranks, each with a core of its own, or more of them than cores.
+// The same ranks, each with a core of its own, or more of them than cores (of two, or `cpus`).
 CostInputs CorePerRank(CostInputs in) {
   in.oversubscribed = false;
+  in.ranksPerCpu = 1;
   return in;
 }
-CostInputs Oversubscribed(CostInputs in) {
+CostInputs Oversubscribed(CostInputs in, int cpus = 2) {
   in.oversubscribed = true;
+  in.ranksPerCpu = std::max(2, (in.nranks + cpus - 1) / cpus);
   return in;
 }
 
@@ -796,6 +799,37 @@ TEST(Selector, BesideAWindowAlgorithmTheOthersCountTheirWarmTimingScaled) {
       AlgoSelector(Oversubscribed(Shape(2, 2, 1.25)))
           .timedScale(AlgoId::Rd, CollKind::AllReduce, 128 << 10, {AlgoId::Rd, AlgoId::TwoShot}, {100.0, 110.0}),
       1.0);
+}
+
+// Below 32 KiB, where a host runs two ranks a CPU or fewer, the allreduce's timing counts as measured beside the window
+// algorithms; with more a CPU, or a core per rank, it counts the warm scale (docs/PERFORMANCE.md, "Thirty-eighth
+// session").
+TEST(Selector, BelowThirtyTwoKiBTheAllreducesWarmScaleNeedsMoreThanTwoRanksACpu) {
+  const std::vector<AlgoId> cands = {AlgoId::OneShot, AlgoId::Rd, AlgoId::Direct};
+  const std::vector<double> fourKiB = {26.1, 22.9, 29.6};  // a launch's 4 KiB class on 4 ranks of 2 cores
+  AlgoSelector twoACpu(WithCrossMemoryAttach(OneHostWindows(4)));
+  for (uint64_t bytes : {uint64_t{4} << 10, uint64_t{8} << 10, uint64_t{16} << 10}) {
+    EXPECT_DOUBLE_EQ(twoACpu.timedScale(AlgoId::Rd, CollKind::AllReduce, bytes, cands, fourKiB), 1.0) << bytes;
+    EXPECT_EQ(twoACpu.settle(CollKind::AllReduce, bytes, cands, fourKiB), AlgoId::Rd) << bytes;
+  }
+  // From 32 KiB the scale: rd's 22.9 us counted at 27.5, oneshot's 26.1 is the faster.
+  EXPECT_DOUBLE_EQ(twoACpu.timedScale(AlgoId::Rd, CollKind::AllReduce, 32 << 10, cands, fourKiB), kWarmTimingScale);
+  EXPECT_EQ(twoACpu.settle(CollKind::AllReduce, 32 << 10, cands, fourKiB), AlgoId::OneShot);
+  // The allgather and reduce-scatter keep the scale at every size.
+  for (CollKind kind : {CollKind::AllGather, CollKind::ReduceScatter})
+    EXPECT_DOUBLE_EQ(twoACpu.timedScale(AlgoId::Ring, kind, 16 << 10, {AlgoId::OneShot, AlgoId::Ring}, {26.1, 22.9}),
+                     kWarmTimingScale);
+  // Four ranks a CPU (8 ranks on 2 cores, 4 on one): rd level with oneshot in the timing, counted at 1.2x.
+  const std::vector<double> eightKiB = {91.0, 88.8, 0.0};  // a launch's 8 KiB class on 8 ranks of 2 cores
+  for (const CostInputs& in : {WithCrossMemoryAttach(OneHostWindows(8)), Oversubscribed(OneHostWindows(4), 1)}) {
+    ASSERT_EQ(in.ranksPerCpu, 4);
+    AlgoSelector crowded(in);
+    EXPECT_DOUBLE_EQ(crowded.timedScale(AlgoId::Rd, CollKind::AllReduce, 8 << 10, cands, eightKiB), kWarmTimingScale);
+    EXPECT_EQ(crowded.settle(CollKind::AllReduce, 8 << 10, cands, eightKiB), AlgoId::OneShot);
+  }
+  // A core per rank: the scale (the allreduce's, while twoshot goes through the window).
+  AlgoSelector own(WithCrossMemoryAttach(CorePerRank(OneHostWindows(4))));
+  EXPECT_DOUBLE_EQ(own.timedScale(AlgoId::Rd, CollKind::AllReduce, 16 << 10, cands, fourKiB), kWarmTimingScale);
 }
 
 // With a core per rank an allreduce's other candidates count their timing times kWarmTimingScale while twoshot goes

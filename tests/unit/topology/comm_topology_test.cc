@@ -39,5 +39,26 @@ TEST(CommTopology, AHostWithMoreRanksThanTheCpusOfTheirBindingsIsOversubscribed)
   EXPECT_FALSE(Oversubscribed({Place("a", {0})}));
 }
 
+int RanksPerCpu(std::vector<RankPlace> ranks) {
+  return CommTopology(std::move(ranks), LinkTable::Defaults()).ranksPerCpu();
+}
+
+TEST(CommTopology, RanksPerCpuIsTheMostCrowdedHostsRoundedUp) {
+  auto free = [](int nranks, std::vector<int> cpus) { return std::vector<RankPlace>(nranks, Place("a", cpus)); };
+  EXPECT_EQ(RanksPerCpu(free(2, {0, 1})), 1);
+  EXPECT_EQ(RanksPerCpu(free(1, {0, 1})), 1);
+  EXPECT_EQ(RanksPerCpu(free(3, {0, 1})), 2);
+  EXPECT_EQ(RanksPerCpu(free(4, {0, 1})), 2);
+  EXPECT_EQ(RanksPerCpu(free(5, {0, 1})), 3);
+  EXPECT_EQ(RanksPerCpu(free(8, {0, 1})), 4);
+  EXPECT_EQ(RanksPerCpu(free(4, {0})), 4);
+  // Pinned in blocks: the CPUs of the host's bindings taken together.
+  EXPECT_EQ(RanksPerCpu({Place("a", {0}), Place("a", {0}), Place("a", {1}), Place("a", {1})}), 2);
+  // The most crowded host decides: two ranks on a core of host b.
+  EXPECT_EQ(RanksPerCpu({Place("a", {0}), Place("a", {1}), Place("b", {0}), Place("b", {0})}), 2);
+  // Bindings nobody reported: every rank of the host on one CPU.
+  EXPECT_EQ(RanksPerCpu({Place("a", {}), Place("a", {})}), 2);
+}
+
 }  // namespace
 }  // namespace strata
