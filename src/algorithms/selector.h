@@ -189,11 +189,11 @@ constexpr double kMeasureTie = 1.02;
 constexpr double kWarmTimingScale = 1.20;
 // Below this size the allreduce's timing counts kWarmTimingScale only where a host runs more than
 // kWarmTimingSmallMaxRanksPerCpu ranks per CPU (CostInputs::ranksPerCpu), or a core per rank. With two ranks a CPU (4
-// ranks on the 2-core VM) rd ran faster than oneshot in the rotation at 4-16 KiB in 12 selector_perf rows of 12 (1.05-1.17x at
-// 4 KiB) and the timing's raw figures had rd first in most of them, so the scale gave 4 KiB to oneshot in 5 jobs of 6
-// at up to 1.15x rd; with four a CPU (8 ranks on 2 cores, or 4 on one) oneshot ran 1.02-1.56x faster than rd at 4-16
-// KiB, and on 8 ranks the raw timing put rd level with oneshot at 8 KiB where forced rd ran 1.43x slower
-// (docs/PERFORMANCE.md, "Thirty-eighth session").
+// ranks on the 2-core VM) rd was the best forced algorithm at 4-16 KiB in all 36 rows of 12 selector_perf launches
+// (oneshot 1.00-1.17x its time at 4 KiB), and the scale gave 4 KiB to oneshot in 4 launches of 6; on 3 ranks direct
+// was the best and the scale gave oneshot 4-16 KiB rows at up to 1.18x it. With four a CPU (8 ranks on 2 cores, or 4
+// on one) oneshot ran 1.04-1.56x faster than rd at 4-16 KiB, and on 8 ranks the timing put rd level with oneshot at 8
+// KiB where forced rd ran 1.43x slower (docs/PERFORMANCE.md, "Thirty-eighth session").
 constexpr uint64_t kWarmTimingSmallBelowBytes = 32 << 10;
 constexpr int kWarmTimingSmallMaxRanksPerCpu = 2;
 // What an allreduce's timing counts rd's figure by beside rhd's, from kRdBesideRhdMinBytes on one host of three ranks
