@@ -182,10 +182,10 @@ TEST(ClassTrial, ALargeClassIsTimedOnItsCalls) {
   RunLargeClass(0, CallTrial::Calls(CallTrial::kMaxPlans) + 4, trialAndFour, [](const std::vector<std::string>& ran) {
     const int plans = CallTrialPlansIn(ran);
     if (plans == 0) return std::string("the first calls did not take turns as a trial's do:");
-    for (size_t i = static_cast<size_t>(CallTrial::Calls(plans)); i < ran.size(); ++i)
-      if (ran[i] != ran.back()) return "after the trial of " + std::to_string(plans) + " plans, not one algorithm:";
-    if (std::find(ran.begin(), ran.begin() + CallTrial::Calls(plans), ran.back()) ==
-        ran.begin() + CallTrial::Calls(plans))
+    const auto trialEnd = ran.begin() + CallTrial::Calls(plans);
+    for (auto it = trialEnd; it != ran.end(); ++it)
+      if (*it != ran.back()) return "after the trial of " + std::to_string(plans) + " plans, not one algorithm:";
+    if (std::find(ran.begin(), trialEnd, ran.back()) == trialEnd)
       return "the class kept " + ran.back() + ", none of its candidates:";
     return std::string();
   });

@@ -166,14 +166,7 @@ CostInputs WindowsHost(int ranks, LinkCost intra, double reduceGBs, double copyG
 
 // 4 ranks (or `ranks`) on one host with peer-mapped windows, as the development VM calibrates 4: rd and rhd within a
 // few percent of each other from 64 KiB to 1 MiB. Over 2 ranks, more than its 2 cores.
-CostInputs OneHostWindows(int ranks = 4) {
-  CostInputs in = WindowsHost(ranks, {11.6, 11.4}, 40, 58, 1.13, 0.81);
-  in.oversubscribed = ranks > 2;
-  in.ranksPerCpu = (ranks + 1) / 2;
-  return in;
-}
-
-// The same ranks, each with a core of its own, or more of them than cores (of two, or `cpus`).
+// Ranks, each with a core of its own, or more of them than cores (of two, or `cpus`).
 CostInputs CorePerRank(CostInputs in) {
   in.oversubscribed = false;
   in.ranksPerCpu = 1;
@@ -183,6 +176,11 @@ CostInputs Oversubscribed(CostInputs in, int cpus = 2) {
   in.oversubscribed = true;
   in.ranksPerCpu = std::max(2, (in.nranks + cpus - 1) / cpus);
   return in;
+}
+
+CostInputs OneHostWindows(int ranks = 4) {
+  CostInputs in = WindowsHost(ranks, {11.6, 11.4}, 40, 58, 1.13, 0.81);
+  return ranks > 2 ? Oversubscribed(in) : in;
 }
 
 // 8 ranks (or `ranks`) on one host of 16 vCPUs, as a launch of 8 there calibrated them (`stratarun -n 8 strata-info
