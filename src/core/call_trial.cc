@@ -4,11 +4,24 @@
 
 namespace strata {
 
-CallTrial::CallTrial(int plans)
-    : n_(std::clamp(plans, 2, kMaxPlans)), us_(static_cast<size_t>(n_)), counts_(static_cast<size_t>(n_), 0) {}
+namespace {
 
-int CallTrial::Turn(int plans, int call) {
-  const int turn = call / kCallsPerTurn;
+CallTrial::Shape Clamped(CallTrial::Shape s) {
+  s.callsPerTurn = std::clamp(s.callsPerTurn, 2, CallTrial::kMaxCounted + 1);
+  s.turnsPerPlan = std::clamp(s.turnsPerPlan, 1, CallTrial::kMaxCounted / (s.callsPerTurn - 1));
+  return s;
+}
+
+}  // namespace
+
+CallTrial::CallTrial(int plans, Shape shape)
+    : n_(std::clamp(plans, 2, kMaxPlans)),
+      shape_(Clamped(shape)),
+      us_(static_cast<size_t>(n_)),
+      counts_(static_cast<size_t>(n_), 0) {}
+
+int CallTrial::Turn(int plans, int call, Shape shape) {
+  const int turn = call / shape.callsPerTurn;
   const int round = turn / plans, pos = turn % plans;
   const int i = round % 2 ? plans - 1 - pos : pos;
   // Two plans rotate every other round (ABBA BAAB): rotating every round would undo the reversal.
@@ -24,23 +37,24 @@ void CallTrial::begin() {
 
 int CallTrial::next() const {
   if (decided_) return winner_;
-  return Turn(n_, std::min(calls_, Calls(n_) - 1));
+  return Turn(n_, std::min(calls_, calls() - 1), shape_);
 }
 
 void CallTrial::record(double us) {
   if (decided_ || due()) return;
   const int call = calls_++;
-  if (!Counted(call)) return;
-  const int p = Turn(n_, call);
+  if (!Counted(call, shape_)) return;
+  const int p = Turn(n_, call, shape_);
   us_[p][counts_[p]++] = us;
 }
 
 std::vector<double> CallTrial::mine() const {
   std::vector<double> out(static_cast<size_t>(n_));
   for (int p = 0; p < n_; ++p) {
-    std::array<double, kCallsPerPlan> v = us_[p];
-    std::sort(v.begin(), v.end());
-    out[p] = (v[(kCallsPerPlan - 1) / 2] + v[kCallsPerPlan / 2]) / 2;
+    const int k = counted();
+    std::array<double, kMaxCounted> v = us_[p];
+    std::sort(v.begin(), v.begin() + k);
+    out[p] = (v[(k - 1) / 2] + v[k / 2]) / 2;
   }
   return out;
 }

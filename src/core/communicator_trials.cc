@@ -31,7 +31,7 @@ Communicator::ClassTrial* Communicator::startClassTrial(const CollDesc& desc, co
   const uint64_t bytes = SelectorBytes(desc, nranks_);
   const int n = static_cast<int>(std::min<size_t>(candidates.size(), CallTrial::kMaxPlans));
   ClassTrial t{desc.kind, ClassBytes(bytes), std::vector<AlgoId>(candidates.begin(), candidates.begin() + n),
-               CallTrial(n)};
+               CallTrial(n, kClassTrialTurns)};
   ClassTrial& in =
       classTrials_.insert_or_assign({static_cast<int>(desc.kind), SizeClass(bytes)}, std::move(t)).first->second;
   if (LogEnabled(LogLevel::INFO, TUNING)) {
@@ -40,7 +40,7 @@ Communicator::ClassTrial* Communicator::startClassTrial(const CollDesc& desc, co
     STRATA_LOG(INFO, TUNING,
                "%s, size class %d (%llu B): %s timed on the class's next %d calls (the model's choice %s)",
                CollKindName(desc.kind), SizeClass(bytes), static_cast<unsigned long long>(in.classBytes), names.c_str(),
-               CallTrial::Calls(n), GetAlgoInfo(in.candidates[0]).name);
+               in.trial.calls(), GetAlgoInfo(in.candidates[0]).name);
   }
   return &in;
 }
@@ -92,7 +92,7 @@ Status Communicator::settleClassTrial(const CollDesc& desc, ClassTrial* t) {
                "%s, size class %d (%llu B): timed on the calls %s (each rank's median of %d counted calls, per %llu B, "
                "the mean over the ranks): %s (the model's choice %s)",
                CollKindName(desc.kind), SizeClass(t->classBytes), static_cast<unsigned long long>(t->classBytes),
-               times.c_str(), CallTrial::kCallsPerPlan, static_cast<unsigned long long>(t->classBytes),
+               times.c_str(), t->trial.counted(), static_cast<unsigned long long>(t->classBytes),
                GetAlgoInfo(winner).name, GetAlgoInfo(t->candidates[0]).name);
   }
   return Status::Ok();

@@ -5,10 +5,10 @@
 // EPYC development VM at 8 MiB, in place, the in-place twoshot ran 0.82-1.34 ms where the forced ring ran 0.78-0.90
 // in launches minutes apart, and 1.20-1.54 ms against 1.61-1.76 in others; out of place, on the first part of 32 MiB
 // buffers, 2.3-2.7 ms (7.2-7.4 in three launches of nine) against 1.9-2.1 (docs/PERFORMANCE.md, "Thirtieth
-// session"). The selector's timing cannot tell: it runs on buffers of its own. So the first CallTrial::Calls(2) calls
-// of a shape take turns between the two plans (ABBA BAAB, so that neither always runs first or warmer; each turn two
-// calls, the second counted, as CallTrial's), each rank times its own, the ranks add up their medians, and the faster
-// plan runs until the trial starts over (below).
+// session"). The selector's timing cannot tell: it runs on buffers of its own. So the first
+// CallTrial::Calls(2, CallTrial::kPairTurns) calls of a shape take turns between the two plans (ABBA BAAB, so that
+// neither always runs first or warmer; each turn two calls, the second counted), each rank times its own, the ranks
+// add up their medians, and the faster plan runs until the trial starts over (below).
 //
 // The machine's pace changes while a job runs (on the VM the 1 MiB ring ran 65-82 us a call for some launches and
 // 252-306 us for the next ones, minutes later), so a decided trial starts over after kRetrialCalls more calls, as the
@@ -31,7 +31,7 @@ class InPlaceTrial {
  public:
   enum Plan { kSelectors = 0, kInPlace = 1 };
   // Counted calls of each plan in a trial: the median of four takes out a call that met a collapse or a page fault.
-  static constexpr int kCallsPerPlan = CallTrial::kCallsPerPlan;
+  static constexpr int kCallsPerPlan = CallTrial::kPairTurns.counted();
   // Calls after a decision until the trial starts over.
   static constexpr int kRetrialCalls = CallTrial::kRetrialCalls;
 
@@ -53,7 +53,7 @@ class InPlaceTrial {
  private:
   // The trial's plan 0 is the in-place one.
   static Plan PlanOf(int index) { return index == 0 ? kInPlace : kSelectors; }
-  CallTrial t_{2};
+  CallTrial t_{2, CallTrial::kPairTurns};
 };
 
 }  // namespace strata

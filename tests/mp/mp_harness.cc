@@ -294,14 +294,14 @@ std::string RunAndCheckFamilyCall(FamilyColl c, strataComm_t comm, int r, int n,
   return "";
 }
 
-int CallTrialPlansIn(const std::vector<std::string>& ran) {
+int CallTrialPlansIn(const std::vector<std::string>& ran, CallTrial::Shape shape) {
   for (int n = 2; n <= CallTrial::kMaxPlans; ++n) {
-    const size_t calls = static_cast<size_t>(CallTrial::Calls(n));
+    const size_t calls = static_cast<size_t>(CallTrial::Calls(n, shape));
     if (ran.size() < calls) break;
-    const std::set<std::string> first(ran.begin(), ran.begin() + CallTrial::kCallsPerTurn * n);  // the first round
+    const std::set<std::string> first(ran.begin(), ran.begin() + shape.callsPerTurn * n);  // the first round
     bool follows = first.size() == static_cast<size_t>(n);
     for (size_t i = 0; i < calls && follows; ++i)
-      follows = ran[i] == ran[CallTrial::kCallsPerTurn * CallTrial::Turn(n, static_cast<int>(i))];
+      follows = ran[i] == ran[shape.callsPerTurn * CallTrial::Turn(n, static_cast<int>(i), shape)];
     if (follows) return n;
   }
   return 0;

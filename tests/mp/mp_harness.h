@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/call_trial.h"
 #include "strata/strata.h"
 
 namespace strata {
@@ -14,9 +15,9 @@ namespace test {
 
 struct MpOptions {
   int nranks = 2;
-  bool tcp = false;        // STRATA_SHM_DISABLE for every rank
-  int nodes = 1;           // ranks split into this many fake hosts (STRATA_HOSTID), TCP between them
-  int timeoutSec = 300;    // the whole run
+  bool tcp = false;      // STRATA_SHM_DISABLE for every rank
+  int nodes = 1;         // ranks split into this many fake hosts (STRATA_HOSTID), TCP between them
+  int timeoutSec = 300;  // the whole run
   int commTimeoutMs = 60000;
   bool destroyComm = true;  // false: the rank function destroys or aborts the communicator itself
   // In each rank before it makes its communicator (e.g. to start an attacker thread).
@@ -61,9 +62,13 @@ std::string RunAndCheckFamilyCall(FamilyColl c, strataComm_t comm, int r, int n,
                                   float* b, const std::function<float(int, size_t)>& in, const std::string& what,
                                   std::string* ran = nullptr);
 
-// The number of plans whose CallTrial turns the calls named in `ran` follow from its first, all of a trial's calls
-// (their names the first round's, all different): 0 if no whole trial of 2 to CallTrial::kMaxPlans plans does.
-int CallTrialPlansIn(const std::vector<std::string>& ran);
+// How a communicator's size-class trial takes its turns (Communicator::kClassTrialTurns).
+constexpr CallTrial::Shape kClassTurns = CallTrial::kRunTurns;
+
+// The number of plans whose CallTrial turns, in `shape`, the calls named in `ran` follow from its first, all of a
+// trial's calls (their names the first round's, all different): 0 if no whole trial of 2 to CallTrial::kMaxPlans plans
+// does.
+int CallTrialPlansIn(const std::vector<std::string>& ran, CallTrial::Shape shape = kClassTurns);
 
 }  // namespace test
 }  // namespace strata

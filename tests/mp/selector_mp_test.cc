@@ -177,18 +177,19 @@ void RunLargeClass(int hugePages, int calls, const std::function<bool(const std:
 TEST(ClassTrial, ALargeClassIsTimedOnItsCalls) {
   auto trialAndFour = [](const std::vector<std::string>& ran) {
     const int plans = CallTrialPlansIn(ran);
-    return plans > 0 && ran.size() >= static_cast<size_t>(CallTrial::Calls(plans) + 4);
+    return plans > 0 && ran.size() >= static_cast<size_t>(CallTrial::Calls(plans, kClassTurns) + 4);
   };
-  RunLargeClass(0, CallTrial::Calls(CallTrial::kMaxPlans) + 4, trialAndFour, [](const std::vector<std::string>& ran) {
+  auto judge = [](const std::vector<std::string>& ran) {
     const int plans = CallTrialPlansIn(ran);
     if (plans == 0) return std::string("the first calls did not take turns as a trial's do:");
-    const auto trialEnd = ran.begin() + CallTrial::Calls(plans);
+    const auto trialEnd = ran.begin() + CallTrial::Calls(plans, kClassTurns);
     for (auto it = trialEnd; it != ran.end(); ++it)
       if (*it != ran.back()) return "after the trial of " + std::to_string(plans) + " plans, not one algorithm:";
     if (std::find(ran.begin(), trialEnd, ran.back()) == trialEnd)
       return "the class kept " + ran.back() + ", none of its candidates:";
     return std::string();
-  });
+  };
+  RunLargeClass(0, CallTrial::Calls(CallTrial::kMaxPlans, kClassTurns) + 4, trialAndFour, judge);
 }
 
 // With huge pages (STRATA_HUGE_PAGES=3), twoshot's calls before the buffers have moved are not counted and twoshot
@@ -205,8 +206,9 @@ TEST(ClassTrial, CallsBeforeTheBuffersMoveAreNotCounted) {
     if (plans < 2 || std::find(candidates.begin(), candidates.end(), "twoshot") == candidates.end())
       return std::string("no trial with twoshot among its candidates:");
     std::vector<std::string> turns, others;
-    for (int i = 0; i < CallTrial::Calls(plans); ++i)
-      if (candidates[CallTrial::Turn(plans, i)] != "twoshot") turns.push_back(candidates[CallTrial::Turn(plans, i)]);
+    for (int i = 0; i < CallTrial::Calls(plans, kClassTurns); ++i)
+      if (candidates[CallTrial::Turn(plans, i, kClassTurns)] != "twoshot")
+        turns.push_back(candidates[CallTrial::Turn(plans, i, kClassTurns)]);
     for (const std::string& a : ran)
       if (a != "twoshot") others.push_back(a);
     if (others.size() < turns.size() || !std::equal(turns.begin(), turns.end(), others.begin()))
@@ -217,8 +219,8 @@ TEST(ClassTrial, CallsBeforeTheBuffersMoveAreNotCounted) {
     // which come before the third pass of the buffers moves them (the other candidates' calls do not count towards the
     // move).
     int turnsBefore = 0, ranBefore = 0;
-    for (int i = 0, seen = 0; i < CallTrial::Calls(plans) && seen < static_cast<int>(turns.size()); ++i) {
-      const bool two = candidates[CallTrial::Turn(plans, i)] == "twoshot";
+    for (int i = 0, seen = 0; i < CallTrial::Calls(plans, kClassTurns) && seen < static_cast<int>(turns.size()); ++i) {
+      const bool two = candidates[CallTrial::Turn(plans, i, kClassTurns)] == "twoshot";
       turnsBefore += two;
       seen += !two;
     }

@@ -182,12 +182,13 @@ TEST(SharedBuffers, InPlaceTrialOn) {
     };
     // The class's trial, out of place: whole once its calls follow a CallTrial's turns.
     std::vector<std::string> classCalls;
-    while (err.empty() && classCalls.size() < static_cast<size_t>(CallTrial::Calls(CallTrial::kMaxPlans))) {
+    while (err.empty() &&
+           classCalls.size() < static_cast<size_t>(CallTrial::Calls(CallTrial::kMaxPlans, kClassTurns))) {
       std::string ran;
       err = run("the class's trial, call " + std::to_string(classCalls.size()), false, &ran);
       classCalls.push_back(ran);
       const int plans = CallTrialPlansIn(classCalls);
-      if (plans > 0 && classCalls.size() == static_cast<size_t>(CallTrial::Calls(plans))) break;
+      if (plans > 0 && classCalls.size() == static_cast<size_t>(CallTrial::Calls(plans, kClassTurns))) break;
     }
     if (err.empty() && CallTrialPlansIn(classCalls) == 0) err = "the class's first calls were no trial";
     // The selector's algorithm for the class: the in-place trial's first turn (two calls) is twoshot, so its third call

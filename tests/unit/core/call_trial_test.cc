@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
 #include <vector>
 
 #include "core/in_place_trial.h"
@@ -34,45 +35,68 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// Turns of two calls each, in the order ABBA BAAB.
-TEST(CallTrial, TwoPlansRunAbbaBaab) {
-  CallTrial t(2);
-  EXPECT_EQ(Drive(t, [](int, int) { return 1.0; }), (std::vector<int>{0, 0, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1}));
-  EXPECT_TRUE(t.due());
-  EXPECT_EQ(CallTrial::Calls(2), 16);
+// The two shapes of turns the communicator uses: the in-place trial's pairs and the class trial's runs of four.
+const CallTrial::Shape kShapes[] = {CallTrial::kPairTurns, CallTrial::kRunTurns};
+
+std::string NameOf(CallTrial::Shape s) {
+  return std::to_string(s.turnsPerPlan) + " turns of " + std::to_string(s.callsPerTurn) + " calls";
 }
 
-// The turns of a trial (its calls two by two, both of one plan): every plan has kCallsPerPlan of them, one a round,
-// and (from 3 plans) takes the first and the last place of a round at least once each: no plan always runs right
-// after another's warm-up of the same buffers, or always first.
+// Two plans: turns of two calls in the order ABBA BAAB; two turns of four calls, ABBA by turns, as many calls, six of
+// each plan counted.
+TEST(CallTrial, TwoPlansTakeTurnsAbba) {
+  const struct {
+    CallTrial::Shape shape;
+    std::vector<int> ran;
+    int counted;
+  } cases[] = {
+      {CallTrial::kPairTurns, {0, 0, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1}, 4},
+      {CallTrial::kRunTurns, {0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0}, 6},
+  };
+  for (const auto& c : cases) {
+    CallTrial t(2, c.shape);
+    EXPECT_EQ(Drive(t, [](int, int) { return 1.0; }), c.ran) << NameOf(c.shape);
+    EXPECT_TRUE(t.due()) << NameOf(c.shape);
+    EXPECT_EQ(CallTrial::Calls(2, c.shape), 16) << NameOf(c.shape);
+    EXPECT_EQ(t.counted(), c.counted) << NameOf(c.shape);
+  }
+}
+
+// The turns of a trial (runs of callsPerTurn calls of one plan): every plan has turnsPerPlan of them, one a round,
+// and, where the rounds are as many as the plans or more, takes the first or the last place of a round at least once:
+// no plan always runs right after another's warm-up of the same buffers, or always first.
 TEST(CallTrial, EveryPlanTakesEveryTurnOfARound) {
-  for (int n = 2; n <= CallTrial::kMaxPlans; ++n) {
-    CallTrial t(n);
-    ASSERT_EQ(t.plans(), n);
-    const std::vector<int> ran = Drive(t, [](int, int) { return 1.0; });
-    ASSERT_EQ(ran.size(), static_cast<size_t>(2 * n * CallTrial::kCallsPerPlan)) << n << " plans";
-    ASSERT_EQ(ran.size(), static_cast<size_t>(CallTrial::Calls(n))) << n << " plans";
-    std::vector<int> turns;
-    for (size_t i = 0; i < ran.size(); i += 2) {
-      EXPECT_EQ(ran[i], ran[i + 1]) << n << " plans: calls " << i << " and " << i + 1 << " are not one turn";
-      turns.push_back(ran[i]);
-    }
-    for (int round = 0; round < CallTrial::kCallsPerPlan; ++round) {
-      std::vector<int> r(turns.begin() + round * n, turns.begin() + (round + 1) * n);
-      std::sort(r.begin(), r.end());
-      for (int p = 0; p < n; ++p) EXPECT_EQ(r[p], p) << n << " plans, round " << round;
-    }
-    for (int p = 0; p < n; ++p) {
-      int first = 0, last = 0;
-      for (int round = 0; round < CallTrial::kCallsPerPlan; ++round) {
-        first += turns[round * n] == p;
-        last += turns[round * n + n - 1] == p;
+  for (const CallTrial::Shape shape : kShapes) {
+    const int k = shape.callsPerTurn, rounds = shape.turnsPerPlan;
+    for (int n = 2; n <= CallTrial::kMaxPlans; ++n) {
+      CallTrial t(n, shape);
+      ASSERT_EQ(t.plans(), n);
+      const std::string what = NameOf(shape) + ", " + std::to_string(n) + " plans";
+      const std::vector<int> ran = Drive(t, [](int, int) { return 1.0; });
+      ASSERT_EQ(ran.size(), static_cast<size_t>(k * n * rounds)) << what;
+      ASSERT_EQ(ran.size(), static_cast<size_t>(CallTrial::Calls(n, shape))) << what;
+      std::vector<int> turns;
+      for (size_t i = 0; i < ran.size(); i += k) {
+        for (int j = 1; j < k; ++j) EXPECT_EQ(ran[i + j], ran[i]) << what << ": call " << i + j << " leaves its turn";
+        turns.push_back(ran[i]);
       }
-      if (n <= CallTrial::kCallsPerPlan) {
-        EXPECT_GE(first + last, 1) << n << " plans: plan " << p << " never opens or closes a round";
+      for (int round = 0; round < rounds; ++round) {
+        std::vector<int> r(turns.begin() + round * n, turns.begin() + (round + 1) * n);
+        std::sort(r.begin(), r.end());
+        for (int p = 0; p < n; ++p) EXPECT_EQ(r[p], p) << what << ", round " << round;
       }
-      if (n == 2) {
-        EXPECT_EQ(first, 2) << "plan " << p;  // first in half the pairs
+      for (int p = 0; p < n; ++p) {
+        int first = 0, last = 0;
+        for (int round = 0; round < rounds; ++round) {
+          first += turns[round * n] == p;
+          last += turns[round * n + n - 1] == p;
+        }
+        if (n <= rounds) {
+          EXPECT_GE(first + last, 1) << what << ": plan " << p << " never opens or closes a round";
+        }
+        if (n == 2) {
+          EXPECT_EQ(first, rounds / 2) << what << ": plan " << p;  // first in half the rounds
+        }
       }
     }
   }
@@ -84,24 +108,44 @@ TEST(CallTrial, PlansOutsideTheRangeAreClamped) {
   EXPECT_EQ(CallTrial(CallTrial::kMaxPlans + 5).plans(), CallTrial::kMaxPlans);
 }
 
-// Each plan's median over the second calls of its turns; the first ones, however slow, do not count.
+// A turn has two calls at least (one to count) and a trial counts 1 to kMaxCounted calls a plan.
+TEST(CallTrial, ShapesOutsideTheRangeAreClamped) {
+  const CallTrial small(2, {0, 1});
+  EXPECT_EQ(small.shape().turnsPerPlan, 1);
+  EXPECT_EQ(small.shape().callsPerTurn, 2);
+  EXPECT_EQ(small.counted(), 1);
+  const CallTrial large(3, {10, 4});
+  EXPECT_EQ(large.shape().callsPerTurn, 4);
+  EXPECT_LE(large.counted(), CallTrial::kMaxCounted);
+  EXPECT_GE(large.counted(), CallTrial::kMaxCounted - 2);
+  const CallTrial longTurn(2, {1, 40});
+  EXPECT_EQ(longTurn.counted(), CallTrial::kMaxCounted);
+  CallTrial driven(2, {10, 4});
+  EXPECT_EQ(Drive(driven, [](int, int) { return 1.0; }).size(), static_cast<size_t>(driven.calls()));
+  EXPECT_EQ(driven.calls(), 2 * driven.shape().callsPerPlan());
+}
+
+// Each plan's median over the counted calls of its turns (all but the first of each); the first ones, however slow,
+// do not count.
 TEST(CallTrial, MediansOfEachPlansCalls) {
-  CallTrial t(3);
-  std::vector<double> times[3];
-  // Distinct times, one outlier per plan among the counted calls (a page fault, a stall): the median must not move
-  // with it; every first call of a turn far slower still.
-  Drive(t, [&times](int p, int i) {
-    if (i % 2 == 0) return 1e7 + i;
-    const double us = 1000.0 * (p + 1) + 7.0 * i + (i % 10 == 5 ? 90000.0 : 0.0);
-    times[p].push_back(us);
-    return us;
-  });
-  const std::vector<double> mine = t.mine();
-  ASSERT_EQ(mine.size(), 3u);
-  for (int p = 0; p < 3; ++p) {
-    ASSERT_EQ(times[p].size(), static_cast<size_t>(CallTrial::kCallsPerPlan));
-    EXPECT_DOUBLE_EQ(mine[p], Median(times[p])) << "plan " << p;
-    EXPECT_LT(mine[p], 1000.0 * (p + 2)) << "plan " << p << ": an outlier moved the median";
+  for (const CallTrial::Shape shape : kShapes) {
+    CallTrial t(3, shape);
+    std::vector<double> times[3];
+    // Distinct times, one outlier per plan among the counted calls (a page fault, a stall): the median must not move
+    // with it; every first call of a turn far slower still.
+    Drive(t, [&times, shape](int p, int i) {
+      if (i % shape.callsPerTurn == 0) return 1e7 + i;
+      const double us = 1000.0 * (p + 1) + 7.0 * i + (i % 10 == 5 ? 90000.0 : 0.0);
+      times[p].push_back(us);
+      return us;
+    });
+    const std::vector<double> mine = t.mine();
+    ASSERT_EQ(mine.size(), 3u);
+    for (int p = 0; p < 3; ++p) {
+      ASSERT_EQ(times[p].size(), static_cast<size_t>(shape.counted())) << NameOf(shape);
+      EXPECT_DOUBLE_EQ(mine[p], Median(times[p])) << NameOf(shape) << ", plan " << p;
+      EXPECT_LT(mine[p], 1000.0 * (p + 2)) << NameOf(shape) << ", plan " << p << ": an outlier moved the median";
+    }
   }
 }
 
@@ -130,14 +174,18 @@ TEST(CallTrial, ATieGoesToTheLowerIndex) {
   EXPECT_EQ(t.winner(), 1);
 }
 
-// A plan slower on the first call of each turn (after the other plan's) but faster on the second wins.
+// A plan slower on the first call of each turn (after the other plan's) but faster on the others wins.
 TEST(CallTrial, TheFirstCallOfATurnDoesNotCount) {
-  CallTrial t(2);
-  Drive(t, [](int p, int i) { return i % 2 == 0 ? (p == 1 ? 5000.0 : 1000.0) : (p == 1 ? 800.0 : 900.0); });
-  ASSERT_TRUE(t.due());
-  EXPECT_EQ(t.mine(), (std::vector<double>{900.0, 800.0}));
-  t.settle(t.mine());
-  EXPECT_EQ(t.winner(), 1);
+  for (const CallTrial::Shape shape : kShapes) {
+    CallTrial t(2, shape);
+    Drive(t, [shape](int p, int i) {
+      return i % shape.callsPerTurn == 0 ? (p == 1 ? 5000.0 : 1000.0) : (p == 1 ? 800.0 : 900.0);
+    });
+    ASSERT_TRUE(t.due()) << NameOf(shape);
+    EXPECT_EQ(t.mine(), (std::vector<double>{900.0, 800.0})) << NameOf(shape);
+    t.settle(t.mine());
+    EXPECT_EQ(t.winner(), 1) << NameOf(shape);
+  }
 }
 
 TEST(CallTrial, RecordsPastTheTrialAreIgnoredUntilSettled) {
