@@ -50,8 +50,8 @@ void CallTrial::record(double us) {
 
 std::vector<double> CallTrial::mine() const {
   std::vector<double> out(static_cast<size_t>(n_));
+  const int k = counted();
   for (int p = 0; p < n_; ++p) {
-    const int k = counted();
     std::array<double, kMaxCounted> v = us_[p];
     std::sort(v.begin(), v.begin() + k);
     out[p] = (v[(k - 1) / 2] + v[k / 2]) / 2;

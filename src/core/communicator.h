@@ -141,9 +141,9 @@ class Communicator : public ConnectionTable {
   // of two (CallTrial::kPairTurns) the second call of a turn still showed a plan apart from a stream of its calls: on
   // 4 ranks of the 2-core VM at 1 MiB rhd ran 818-1027 us as a turn's second call and 1106-1244 sixteen calls in a row,
   // twoshot 648-711 and 778-804 (docs/PERFORMANCE.md, "Thirty-seventh session"). In 25 launches each of selector_perf
-  // at 256 KiB - 1 MiB on those 4 ranks, turns of two kept the ring where forced twoshot ran faster in 6 trials of 48
-  // (4 over 1.10x), turns of four in 3 of 48 (none over 1.10x), with six counted calls a candidate instead of four and
-  // as many calls ("Thirty-ninth session").
+  // (256 KiB - 1 MiB) on those 4 ranks, trials at 512 KiB and 1 MiB in turns of two kept the ring where forced twoshot
+  // ran faster in 6 trials of 48 (4 over 1.10x), turns of four in 3 of 48 (none over 1.10x), with six counted calls a
+  // candidate instead of four and as many calls ("Thirty-ninth session").
   static constexpr CallTrial::Shape kClassTrialTurns = CallTrial::kRunTurns;
   // The calls a class trial leaves uncounted at most while buffers are still to move onto huge pages (a candidate that
   // reaches its peers' buffers by cross-memory attach runs there without the kernel's page pinning once they have).

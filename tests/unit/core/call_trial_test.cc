@@ -108,21 +108,21 @@ TEST(CallTrial, PlansOutsideTheRangeAreClamped) {
   EXPECT_EQ(CallTrial(CallTrial::kMaxPlans + 5).plans(), CallTrial::kMaxPlans);
 }
 
-// A turn has two calls at least (one to count) and a trial counts 1 to kMaxCounted calls a plan.
+// A turn has two calls at least (one to count) and a trial counts 1 to kMaxCounted (16) calls a plan: too many turns
+// are cut to what fits, too long a turn to 17 calls.
 TEST(CallTrial, ShapesOutsideTheRangeAreClamped) {
   const CallTrial small(2, {0, 1});
   EXPECT_EQ(small.shape().turnsPerPlan, 1);
   EXPECT_EQ(small.shape().callsPerTurn, 2);
   EXPECT_EQ(small.counted(), 1);
-  const CallTrial large(3, {10, 4});
+  CallTrial large(2, {10, 4});  // 5 turns of 4 calls: 15 counted
+  EXPECT_EQ(large.shape().turnsPerPlan, 5);
   EXPECT_EQ(large.shape().callsPerTurn, 4);
-  EXPECT_LE(large.counted(), CallTrial::kMaxCounted);
-  EXPECT_GE(large.counted(), CallTrial::kMaxCounted - 2);
+  EXPECT_EQ(large.counted(), 15);
+  EXPECT_EQ(Drive(large, [](int, int) { return 1.0; }).size(), 40u);  // 2 plans x 5 turns x 4 calls
   const CallTrial longTurn(2, {1, 40});
-  EXPECT_EQ(longTurn.counted(), CallTrial::kMaxCounted);
-  CallTrial driven(2, {10, 4});
-  EXPECT_EQ(Drive(driven, [](int, int) { return 1.0; }).size(), static_cast<size_t>(driven.calls()));
-  EXPECT_EQ(driven.calls(), 2 * driven.shape().callsPerPlan());
+  EXPECT_EQ(longTurn.shape().callsPerTurn, 17);
+  EXPECT_EQ(longTurn.counted(), 16);
 }
 
 // Each plan's median over the counted calls of its turns (all but the first of each); the first ones, however slow,
